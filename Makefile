@@ -1,0 +1,99 @@
+# mvm — one Makefile. `make` builds build/mvm; `make test` runs everything.
+BUILD   ?= build
+CC      ?= gcc
+PKGS    := slirp libcjson libseccomp
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+           -Wformat=2 -Wvla -Wimplicit-fallthrough
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -I. -MMD -MP -D_GNU_SOURCE
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+LDLIBS  += -lpthread
+
+LIB_SRCS  := $(sort $(wildcard vmm/*.c devices/*.c images/*.c snapshots/*.c))
+TOOL_SRCS := $(sort $(wildcard tools/*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
+FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
+GUEST_INIT_SRCS := $(sort $(wildcard guest/init/*.c))
+GUEST_AGENT_SRCS := $(sort $(wildcard guest/agent/*.c))
+
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
+LIBMVM    := $(BUILD)/libmvm.a
+DEPS_OK   := $(BUILD)/.deps-ok
+
+.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+        bench-image demo clean format
+all: $(BUILD)/mvm guest
+
+# `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
+deps:
+	@tools/deps.sh
+$(DEPS_OK): tools/deps.sh
+	@tools/deps.sh
+	@mkdir -p $(@D) && touch $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(LIBMVM): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/mvm: $(TOOL_OBJS) $(LIBMVM)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+
+# Guest side: static binaries baked into the initramfs.
+$(BUILD)/guest/mvm-init: $(GUEST_INIT_SRCS) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -I. -O2 -static -o $@ $(GUEST_INIT_SRCS)
+
+guest: $(BUILD)/guest/mvm-init | $(DEPS_OK)
+	@tools/build-kernel.sh
+	@tools/build-initramfs.sh $(BUILD)/guest
+
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(LIBMVM)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBMVM) $(PKG_LIBS) -lcriterion $(LDLIBS)
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests --jobs 2
+
+integration: $(BUILD)/mvm guest
+	tests/run-integration.sh
+
+test: unit integration
+
+asan: | $(DEPS_OK)
+	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
+	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
+
+FUZZ_TIME ?= 20
+fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
+	@mkdir -p $(BUILD)/fuzz
+	@set -e; for f in $(FUZZ_SRCS); do \
+		n=$$(basename $$f .c); \
+		echo "fuzz: $$n ($(FUZZ_TIME)s)"; \
+		clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
+			-o $(BUILD)/fuzz/$$n $$f $(LIB_SRCS) $(PKG_LIBS) -lpthread; \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
+	done
+
+bench: bench-boot
+
+bench-boot: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tests/bench/boot.sh
+
+demo: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tools/demo.sh
+
+format:
+	clang-format -i $(LIB_SRCS) $(TOOL_SRCS) $(UNIT_SRCS) $(wildcard */*.h */*/*.h)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

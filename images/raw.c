@@ -1,0 +1,126 @@
+/* Raw image back-end: the file is the disk, byte for byte. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "images/blk_backend.h"
+
+struct raw {
+	struct blk_backend b;
+	int fd;
+};
+
+static int raw_read(struct blk_backend *b, void *buf, uint64_t off, size_t len)
+{
+	struct raw *r = b->priv;
+
+	while (len) {
+		ssize_t n = pread(r->fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {	/* short file: the rest reads as zeroes */
+			for (size_t i = 0; i < len; i++)
+				((char *)buf)[i] = 0;
+			return 0;
+		}
+		buf = (char *)buf + n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int raw_write(struct blk_backend *b, const void *buf, uint64_t off, size_t len)
+{
+	struct raw *r = b->priv;
+
+	if (b->read_only)
+		return -EROFS;
+	while (len) {
+		ssize_t n = pwrite(r->fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf = (const char *)buf + n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int raw_flush(struct blk_backend *b)
+{
+	struct raw *r = b->priv;
+
+	return fdatasync(r->fd) ? -errno : 0;
+}
+
+static int raw_discard(struct blk_backend *b, uint64_t off, uint64_t len)
+{
+	struct raw *r = b->priv;
+
+	if (b->read_only)
+		return -EROFS;
+	if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len))
+		return -errno;
+	return 0;
+}
+
+static void raw_close(struct blk_backend *b)
+{
+	struct raw *r = b->priv;
+
+	close(r->fd);
+	free(r);
+}
+
+static const struct blk_backend_ops raw_ops = {
+	.name = "raw",
+	.read = raw_read,
+	.write = raw_write,
+	.flush = raw_flush,
+	.discard = raw_discard,
+	.close = raw_close,
+};
+
+int blk_open_raw(const char *path, bool read_only, struct blk_backend **out)
+{
+	struct raw *r;
+	struct stat st;
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = open(path, (read_only ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	if (r->fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	if (fstat(r->fd, &st)) {
+		err = -errno;
+		goto fail_fd;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+		err = -EINVAL;
+		goto fail_fd;
+	}
+	r->b.ops = &raw_ops;
+	r->b.size = (uint64_t)st.st_size & ~511ULL;
+	r->b.read_only = read_only;
+	r->b.priv = r;
+	*out = &r->b;
+	return 0;
+fail_fd:
+	close(r->fd);
+fail:
+	free(r);
+	return err;
+}
