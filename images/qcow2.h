@@ -1,0 +1,67 @@
+/* qcow2 block back-end: public API (open, create, info). */
+#ifndef MVM_QCOW2_H
+#define MVM_QCOW2_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "images/blk_backend.h"
+
+#define QCOW2_MAX_CHAIN 16		/* images in a chain, top included */
+#define QCOW2_MAX_VSIZE (64ULL << 40)	/* 64 TiB: refuse bigger disks */
+
+/*
+ * How to open an image a guest may have written. NULL opts means: backing
+ * files must lie under the top image's own directory, format from the
+ * header extension only, default cache.
+ */
+struct qcow2_open_opts {
+	/* Backing files must resolve (after symlinks) inside this directory.
+	 * NULL: the directory holding the top image. */
+	const char *allowed_root;
+	/* The caller vouches for the whole chain: skip the root check. */
+	bool trust_backing;
+	/* Format of the top image's backing file ("raw"/"qcow2") when its
+	 * header lacks the backing-format extension; a mismatch is an error. */
+	const char *backing_fmt;
+	/* L2 tables kept in memory; 0 = default (enough for 16 GiB at 64K). */
+	unsigned l2_cache_tables;
+};
+
+/* Open @path as qcow2 (v2 or v3). Errors are logged and returned as -errno. */
+int blk_open_qcow2(const char *path, bool read_only,
+		   const struct qcow2_open_opts *opts, struct blk_backend **out);
+
+/*
+ * Create a new v3 image (fails with -EEXIST if @path exists). cluster_bits
+ * 0 means 16 (64 KiB). The backing name is stored as given: a relative name
+ * is resolved against the overlay's directory when opened. size_or_0 == 0
+ * takes the backing file's virtual size.
+ */
+int qcow2_create(const char *path, uint64_t size, unsigned cluster_bits);
+int qcow2_create_overlay(const char *path, const char *backing_path,
+			 const char *backing_fmt, uint64_t size_or_0,
+			 unsigned cluster_bits);
+
+struct qcow2_chain_elem {
+	char *path;		/* resolved absolute path */
+	char format[16];	/* "qcow2" or "raw" */
+	uint64_t virtual_size;
+};
+
+struct qcow2_info {
+	char format[16];		/* "qcow2" */
+	uint32_t version;		/* 2 or 3 */
+	uint32_t cluster_size;
+	uint64_t virtual_size;
+	uint64_t allocated_bytes;	/* host bytes used by the top file */
+	unsigned chain_len;		/* backing files below the top */
+	struct qcow2_chain_elem chain[QCOW2_MAX_CHAIN];
+};
+
+/* Read-only inspection of a qcow2 image and its backing chain. */
+int qcow2_info_get(const char *path, const struct qcow2_open_opts *opts,
+		   struct qcow2_info *out);
+void qcow2_info_free(struct qcow2_info *info);
+
+#endif
