@@ -1,0 +1,354 @@
+#!/bin/bash
+# box.sh — run a command inside a "nested KVM box": QEMU/TCG emulating an AMD
+# CPU with SVM (-cpu max), booting Debian's own 6.1 kernel, which loads kvm_amd
+# and so offers a working /dev/kvm even on hosts (and CI) that have none.
+#
+#   box.sh prepare          fetch the kernel, build the initramfs (cached)
+#   box.sh run CMD [ARGS]   run CMD in the box; exits with CMD's exit code
+#
+# The box sees the host's own userland (host / shared read-only over 9p with a
+# tmpfs overlay on top), the checkout read-write at the same absolute path and
+# the mvm cache dir read-only, so the same tools and paths work inside.
+# Usually called through maybe-nested.sh. Knobs: see tests/nested/README.md.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+cache_root="${MVM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mvm}"
+cache="$cache_root/nested"
+timeout_s="${MVM_NESTED_TIMEOUT:-3000}"
+# A box that has not reached the command after this long will never do so.
+boot_timeout_s="${MVM_NESTED_BOOT_TIMEOUT:-300}"
+
+die() { echo "nested: $*" >&2; exit 2; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# Modules the box loads, in any order: the dependency closure is resolved from
+# modinfo at build time. KVM, the 9p/virtio transport, overlayfs for the root;
+# the optional ones (network/vsock tests) are skipped if the kernel lacks them.
+MODS_REQUIRED="irqbypass kvm ccp kvm_amd virtio_pci 9pnet 9pnet_virtio netfs fscache 9p overlay"
+MODS_OPTIONAL="veth tun vhost_vsock loop ${MVM_NESTED_MODULES:-}"
+
+# ---------------------------------------------------------------- kernel ----
+# Debian's kernel, unpacked from the .deb, never installed on the host. The
+# .deb stays cached (70 MB) so a module-list change needs no new download.
+fetch_kernel() {
+	local pkg="" deb tmp
+	# Asking apt costs ~1 s per run; the answer changes rarely, so it is
+	# cached for a day.
+	if [ -n "$(find "$cache/kernel-package" -mtime -1 2>/dev/null)" ]; then
+		pkg=$(cat "$cache/kernel-package")
+	fi
+	[ -n "$pkg" ] || pkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -1)
+	if [ -z "$pkg" ]; then
+		# No apt metadata (e.g. lists not fetched yet): use a cached kernel.
+		deb=$(ls -t "$cache"/linux-image-*.deb 2>/dev/null | head -1)
+		[ -n "$deb" ] || die "cannot find Debian's kernel package: 'apt-cache depends linux-image-amd64' is empty (run apt-get update)"
+		pkg=$(basename "$deb" | sed 's/_.*//')
+	fi
+	KPKG=$pkg
+	deb=$(ls "$cache/${pkg}"_*.deb 2>/dev/null | head -1)
+	if [ -z "$deb" ]; then
+		echo "nested: downloading $pkg (once, ~70 MB) into $cache" >&2
+		mkdir -p "$cache" || die "cannot create $cache"
+		tmp=$(mktemp -d "$cache/dl.XXXXXX")
+		# apt-get warns that _apt cannot write a private dir; that is harmless.
+		(cd "$tmp" && apt-get -qq download "$pkg" 2>&1 | grep -v unsandboxed >&2)
+		deb=$(ls "$tmp"/*.deb 2>/dev/null | head -1)
+		[ -n "$deb" ] || { rm -rf "$tmp"; die "apt-get download $pkg failed"; }
+		mv "$deb" "$cache/" && rm -rf "$tmp"
+		deb=$(ls "$cache/${pkg}"_*.deb | head -1)
+	fi
+	KDEB=$deb
+	[ "$(cat "$cache/kernel-package" 2>/dev/null)" = "$pkg" ] &&
+		[ -n "$(find "$cache/kernel-package" -mtime -1)" ] || echo "$pkg" >"$cache/kernel-package"
+	KIMG="$cache/$pkg.vmlinuz"
+	if [ ! -s "$KIMG" ]; then
+		dpkg-deb --fsys-tarfile "$KDEB" | tar -xO --wildcards './boot/vmlinuz-*' >"$KIMG.tmp" &&
+			mv "$KIMG.tmp" "$KIMG" || die "cannot extract the kernel from $KDEB"
+	fi
+	# Under TCG the bzImage's own xz decompression costs ~4-5 s of every
+	# boot. Unpack the vmlinux ELF once on the host instead: QEMU boots it
+	# through its PVH entry (Debian builds CONFIG_PVH=y). Fall back to the
+	# bzImage if that fails.
+	local vml="$cache/$pkg.vmlinux" off
+	if [ ! -s "$vml" ] && command -v xz >/dev/null; then
+		off=$(LC_ALL=C grep -abo $'\xfd7zXZ' "$KIMG" | head -1 | cut -d: -f1)
+		if [ -n "$off" ] && tail -c +$((off + 1)) "$KIMG" |
+			xz -dc --single-stream >"$vml.tmp" 2>/dev/null &&
+			[ "$(head -c 4 "$vml.tmp" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			mv "$vml.tmp" "$vml"
+		else
+			rm -f "$vml.tmp"
+		fi
+	fi
+	[ -s "$vml" ] && KIMG=$vml
+}
+
+# ------------------------------------------------------------- initramfs ----
+# Stage 1 (/init, busybox sh, in the initramfs): load modules, build the new
+# root (9p host root + tmpfs overlay, then the shares at their host paths) and
+# switch_root into it. Stage 2 (/.mvm-nested/stage2, busybox sh as PID 1 in
+# the host's userland): run the command, write its exit code to the control
+# share, power off. A real switch_root (not chroot) matters: user namespaces
+# and pivot_root refuse to work inside a chroot.
+write_init() {
+	cat <<'EOF'
+#!/bin/busybox sh
+export PATH=/bin
+/bin/busybox --install -s /bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $(cat /modules.list); do
+	insmod "/mod/$m" 2>/tmp/err || case $m in
+		kvm*) echo "nested: insmod $m failed: $(cat /tmp/err) (no SVM in the outer CPU?)" ;;
+		*) echo "nested: insmod $m failed: $(cat /tmp/err)" ;;
+	esac
+done
+fail() { echo "nested: stage1: $*"; poweroff -f; reboot -f; }
+o="trans=virtio,version=9p2000.L,msize=512000"
+mkdir -p /ctl /lower /rw /newroot
+mount -t 9p -o "$o" mvmctl /ctl || fail "cannot mount the control share"
+mount -t 9p -o "$o,ro,cache=loose" mvmroot /lower || fail "cannot mount the host root"
+mount -t tmpfs -o mode=755 rw /rw && mkdir /rw/up /rw/wk
+mount -t overlay -o lowerdir=/lower,upperdir=/rw/up,workdir=/rw/wk root /newroot ||
+	fail "cannot mount the overlay root"
+n=/newroot
+mount -t proc proc $n/proc; mount -t sysfs sys $n/sys
+mount -t devtmpfs dev $n/dev; mkdir -p $n/dev/pts $n/dev/shm
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts $n/dev/pts
+mount -t tmpfs -o mode=1777 shm $n/dev/shm
+mount -t cgroup2 cgroup2 $n/sys/fs/cgroup 2>/dev/null
+ln -sf /proc/self/fd $n/dev/fd; ln -sf /proc/self/fd/0 $n/dev/stdin
+ln -sf /proc/self/fd/1 $n/dev/stdout; ln -sf /proc/self/fd/2 $n/dev/stderr
+# /tmp and /run first: the checkout may live below them and must stay visible.
+mount -t tmpfs -o mode=1777 tmp $n/tmp; mount -t tmpfs -o mode=755 run $n/run
+mkdir -p $n/run/mvm-nested && mount --move /ctl $n/run/mvm-nested
+work=$(cat $n/run/mvm-nested/work); cachedir=$(cat $n/run/mvm-nested/cachedir)
+mkdir -p "$n$work" && mount -t 9p -o "$o,cache=mmap" mvmwork "$n$work" ||
+	fail "cannot mount the checkout at $work"
+if [ -n "$cachedir" ]; then
+	mkdir -p "$n$cachedir" && mount -t 9p -o "$o,ro" mvmcache "$n$cachedir"
+fi
+mkdir -p $n/.mvm-nested && cp /bin/busybox /stage2 $n/.mvm-nested/
+exec switch_root $n /.mvm-nested/stage2
+EOF
+}
+
+write_stage2() {
+	cat <<'EOF'
+#!/.mvm-nested/busybox sh
+bb=/.mvm-nested/busybox
+ctl=/run/mvm-nested
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 MVM_IN_NESTED_BOX=1
+$bb ip link set lo up 2>/dev/null
+[ -e /dev/kvm ] && $bb chmod 666 /dev/kvm
+# The serial line would turn every \n into \r\n in the host's logs.
+$bb stty -F /dev/console -onlcr 2>/dev/null
+. $ctl/env
+# Handshake: the host prints its "booted in N s" line before the command's
+# first byte of output.
+: >$ctl/booted
+i=0; while [ ! -e $ctl/go ] && [ $i -lt 100 ]; do $bb usleep 50000; i=$((i+1)); done
+cd "$(cat $ctl/cwd)" || echo "nested: cannot cd to $(cat $ctl/cwd)"
+/bin/sh $ctl/cmd </dev/null
+rc=$?
+# stty sets the line with TCSADRAIN: returns once the command's last bytes
+# have left the serial port, so the exit code never overtakes the output.
+$bb stty -F /dev/console -onlcr 2>/dev/null
+# Flush writes (e.g. mmap'ed files on the checkout) before reporting: the
+# host kills QEMU as soon as the exit code appears.
+$bb sync
+echo $rc >$ctl/rc.tmp && $bb mv $ctl/rc.tmp $ctl/rc
+# Silence the kernel's "reboot: Power down" (KERN_EMERG) on the host's stdout.
+echo 0 >/proc/sys/kernel/printk
+$bb poweroff -f; $bb reboot -f
+EOF
+}
+
+# Print "dir/file.ko" paths of the modules named in $@ and everything they
+# depend on, dependencies first, each once.
+resolve_modules() {
+	local moddir=$1 optional=$2; shift 2
+	local m f
+	for m in "$@"; do
+		m=${m//-/_}
+		case " $SEEN " in *" $m "*) continue ;; esac
+		f=${KO[$m]:-}
+		if [ -z "$f" ]; then
+			[ "$optional" = 1 ] && continue
+			die "module $m not found in $KPKG"
+		fi
+		SEEN="$SEEN $m"
+		# shellcheck disable=SC2046
+		resolve_modules "$moddir" 0 $(modinfo -F depends "$f" | tr , ' ')
+		echo "$f"
+	done
+}
+
+build_initramfs() {
+	local key tmp x m f
+	key=$( (echo "$KPKG $MODS_REQUIRED $MODS_OPTIONAL"; write_init; write_stage2
+		sha256sum </bin/busybox) | sha256sum | cut -c1-16)
+	INITRD="$cache/initramfs-$key.cpio"
+	[ -s "$INITRD" ] && return 0
+	rm -f "$cache"/initramfs-*.cpio  # stale keys
+	command -v cpio >/dev/null || die "cpio missing (make deps)"
+	[ -x /bin/busybox ] || die "/bin/busybox missing (package busybox-static; make deps)"
+	echo "nested: building the box initramfs (once)" >&2
+	tmp=$(mktemp -d "$cache/ir.XXXXXX")
+	x="$tmp/x"; mkdir -p "$x" "$tmp/root/mod" "$tmp/root/bin" "$tmp/root/proc" \
+		"$tmp/root/sys" "$tmp/root/dev" "$tmp/root/tmp"
+	dpkg-deb --fsys-tarfile "$KDEB" | tar -x -C "$x" --wildcards './lib/modules/*' ||
+		die "cannot unpack modules from $KDEB"
+	declare -gA KO=()
+	while read -r f; do
+		m=${f##*/}; m=${m%.ko}; KO[${m//-/_}]=$f
+	done < <(find "$x/lib/modules" -name '*.ko')
+	SEEN=""
+	{ resolve_modules "$x" 0 $MODS_REQUIRED; resolve_modules "$x" 1 $MODS_OPTIONAL; } \
+		>"$tmp/order" || { rm -rf "$tmp"; exit 2; }
+	while read -r f; do
+		cp "$f" "$tmp/root/mod/" && basename "$f" >>"$tmp/root/modules.list"
+	done <"$tmp/order"
+	cp /bin/busybox "$tmp/root/bin/busybox"
+	write_init >"$tmp/root/init"; write_stage2 >"$tmp/root/stage2"
+	chmod 755 "$tmp/root/init" "$tmp/root/stage2"
+	# Uncompressed: decompressing under TCG costs more than reading 10 MB.
+	(cd "$tmp/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+		>"$INITRD.tmp" && mv "$INITRD.tmp" "$INITRD" || die "cpio failed"
+	rm -rf "$tmp"
+}
+
+prepare() {
+	command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null ||
+		die "need apt-get and dpkg-deb (Debian) to fetch the box kernel"
+	fetch_kernel
+	build_initramfs
+}
+
+# ------------------------------------------------------------------- run ----
+# QEMU's -fsdev path option uses ',' as separator; ',,' escapes it.
+qesc() { printf '%s' "${1//,/,,}"; }
+
+# Shell-quote one word for the command file.
+shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+write_ctl() {
+	local ctl=$1; shift
+	local name a
+	printf '%s\n' "$WORK" >"$ctl/work"
+	printf '%s\n' "$SHARE_CACHE" >"$ctl/cachedir"
+	printf '%s\n' "$PWD" >"$ctl/cwd"
+	# Environment the inner tests rely on: MVM_* (minus the runner's own
+	# MVM_NESTED switch, or an inner maybe-nested.sh would nest again), CI, TERM.
+	: >"$ctl/env"
+	while IFS= read -r name; do
+		case $name in MVM_NESTED) continue ;; esac
+		printf 'export %s=%s\n' "$name" "$(shq "${!name}")" >>"$ctl/env"
+	done < <(compgen -e | grep -E '^(MVM_[A-Za-z0-9_]*|CI|TERM)$')
+	{ printf 'exec'; for a in "$@"; do printf ' %s' "$(shq "$a")"; done; echo; } >"$ctl/cmd"
+}
+
+# One boot of the box. Returns CMD's exit code, or sets HUNG/DIED when no exit
+# code came back.
+run_once() {
+	local ctl=$1 start booted_ms="" qpid qrc t lim reason
+	rm -f "$ctl/booted" "$ctl/go" "$ctl/rc"
+	local shares=(
+		-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=root,mount_tag=mvmroot
+		-fsdev "local,id=work,path=$(qesc "$WORK"),security_model=none,multidevs=remap"
+		-device virtio-9p-pci,fsdev=work,mount_tag=mvmwork
+		-fsdev "local,id=ctl,path=$(qesc "$ctl"),security_model=none"
+		-device virtio-9p-pci,fsdev=ctl,mount_tag=mvmctl
+	)
+	[ -n "$SHARE_CACHE" ] && shares+=(
+		-fsdev "local,id=cache,path=$(qesc "$SHARE_CACHE"),security_model=none,readonly=on,multidevs=remap"
+		-device virtio-9p-pci,fsdev=cache,mount_tag=mvmcache)
+	# qboot (shipped with QEMU) boots faster than SeaBIOS and prints nothing.
+	local bios=()
+	[ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
+	start=$(now_ms)
+	# stdin from /dev/null: QEMU must not put the user's terminal in raw mode,
+	# so Ctrl-C still reaches this script.
+	qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -m 4096 -smp 2 \
+		-nographic -no-reboot -nic none -vga none \
+		"${bios[@]}" -kernel "$KIMG" -initrd "$INITRD" \
+		-append "console=ttyS0 quiet panic=-1 ${MVM_NESTED_APPEND:-}" \
+		"${shares[@]}" ${MVM_NESTED_QEMU_ARGS:-} </dev/null &
+	qpid=$!
+	QPID=$qpid
+	# Watch the box: print the boot line, enforce the boot and run time limits.
+	reason=""
+	while kill -0 "$qpid" 2>/dev/null; do
+		t=$(now_ms)
+		if [ -z "$booted_ms" ] && [ -e "$ctl/booted" ]; then
+			booted_ms=$((t - start))
+			printf 'nested: %s; running in a nested KVM box (QEMU TCG -cpu max, Debian %s), outer boot %d.%d s\n' \
+				"$WHY" "${KPKG#linux-image-}" $((booted_ms / 1000)) $((booted_ms % 1000 / 100))
+			: >"$ctl/go"
+		fi
+		# Everything is flushed once rc exists; a clean guest shutdown
+		# would only cost another second or two. SIGKILL: no QEMU message.
+		if [ -e "$ctl/rc" ]; then
+			kill -9 "$qpid" 2>/dev/null; break
+		fi
+		if [ -z "$booted_ms" ] && [ $((t - start)) -gt $((boot_timeout_s * 1000)) ]; then
+			reason="did not boot within ${boot_timeout_s}s"; break
+		fi
+		if [ $((t - start)) -gt $((timeout_s * 1000)) ]; then
+			reason="no exit code after ${timeout_s}s (MVM_NESTED_TIMEOUT)"; break
+		fi
+		sleep 0.1
+	done
+	if [ -n "$reason" ]; then
+		kill "$qpid" 2>/dev/null; sleep 1; kill -9 "$qpid" 2>/dev/null
+	fi
+	# (stderr: bash would report our own SIGKILL as "Killed")
+	wait "$qpid" 2>/dev/null; qrc=$?
+	QPID=""
+	if [ -s "$ctl/rc" ]; then
+		return "$(cat "$ctl/rc")"
+	fi
+	[ -n "$reason" ] || reason="QEMU exited ($qrc) before the command reported an exit code"
+	HUNG=$reason
+	return 0
+}
+
+run() {
+	[ $# -ge 1 ] || die "usage: box.sh run CMD [ARGS...]"
+	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
+	prepare
+	WHY=${MVM_NESTED_WHY:-"no usable /dev/kvm"}
+	# The checkout: git top-level of the cwd, else the cwd itself.
+	WORK=$(git rev-parse --show-toplevel 2>/dev/null) || WORK=$PWD
+	WORK=$(cd "$WORK" && pwd -P)
+	# The cache dir is shared unless it already lies inside the checkout
+	# (mounting it read-only there would hide the rw view).
+	SHARE_CACHE=""
+	if [ -d "$cache_root" ]; then
+		SHARE_CACHE=$(cd "$cache_root" && pwd -P)
+		case "$SHARE_CACHE/" in "$WORK"/*) SHARE_CACHE="" ;; esac
+	fi
+	local rc attempt
+	ctl=$(mktemp -d "${TMPDIR:-/tmp}/mvm-nested.XXXXXX") || die "mktemp failed"
+	QPID=""
+	trap 'rm -rf "$ctl"' EXIT
+	trap '[ -n "$QPID" ] && kill "$QPID" 2>/dev/null; exit 130' INT TERM
+	write_ctl "$ctl" "$@"
+	for attempt in 1 2; do
+		HUNG=""
+		run_once "$ctl"; rc=$?
+		[ -z "$HUNG" ] && return $rc
+		echo "nested: nested box hung (attempt $attempt/2): $HUNG" >&2
+	done
+	echo "nested: nested box hung twice; giving up — this is an infrastructure failure, not a test result" >&2
+	return 124
+}
+
+case "${1:-}" in
+prepare) prepare; echo "kernel: $KIMG"; echo "initramfs: $INITRD" ;;
+run) shift; run "$@"; exit $? ;;
+*) die "usage: box.sh prepare | box.sh run CMD [ARGS...]" ;;
+esac
