@@ -15,7 +15,7 @@
 #define DNS_MAX_ADDRS 16    /* addresses collected from one answer */
 #define DNS_MAX_CNAMES 8    /* CNAME chain hops followed from the query name */
 
-enum { DNS_T_A = 1, DNS_T_CNAME = 5, DNS_T_AAAA = 28, DNS_C_IN = 1 };
+enum { DNS_T_A = 1, DNS_T_CNAME = 5, DNS_T_TXT = 16, DNS_T_AAAA = 28, DNS_C_IN = 1 };
 enum {
 	DNS_RCODE_NOERROR = 0,
 	DNS_RCODE_FORMERR = 1,

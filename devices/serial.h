@@ -1,0 +1,16 @@
+/* 16550A UART: the guest kernel's console. */
+#ifndef MVM_SERIAL_H
+#define MVM_SERIAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vm;
+struct serial;
+
+/* COM1 at 0x3f8/IRQ 4. Output goes to @out_fd (if >= 0) and a tail buffer. */
+int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct serial **out);
+/* Copy up to @len-1 bytes of the most recent output, NUL-terminated. */
+size_t serial_tail(struct serial *s, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * virtio-console (virtio 1.2 §5.3), single port, output only: the guest
+ * command's stdout and stderr each get one (hvc0, hvc1). The driver waits
+ * for every transmit buffer to come back, so output is complete when the
+ * guest reports the command's exit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "devices/virtio_devices.h"
+#include "devices/virtio_mmio.h"
+#include "vmm/vm.h"
+
+#define CONSOLE_RX 0
+#define CONSOLE_TX 1
+
+struct vcons {
+	int out_fd;
+};
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;		/* reader went away: drop, never block the guest */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static void cons_notify(struct virtio_dev *d, uint16_t q)
+{
+	struct vcons *c = d->priv;
+	struct vq_chain *ch;
+	int n = 0;
+
+	if (q != CONSOLE_TX)
+		return;		/* rx buffers wait: there is no input yet */
+	ch = malloc(sizeof(*ch));
+	if (!ch)
+		return;
+	while (vq_pop(&d->vq[q], ch) == 1) {
+		for (int i = 0; i < ch->nr; i++)
+			if (!ch->buf[i].writable)
+				write_all(c->out_fd, ch->buf[i].host, ch->buf[i].len);
+		vq_push(&d->vq[q], ch->head, 0);
+		n++;
+	}
+	if (n)
+		virtio_notify_used(d, q);
+	free(ch);
+}
+
+static void cons_destroy(struct virtio_dev *d)
+{
+	free(d->priv);
+}
+
+static const struct virtio_dev_ops console_ops = {
+	.name = "virtio-console",
+	.device_id = VIRTIO_ID_CONSOLE,
+	.num_queues = 2,
+	.queue_max = 64,
+	.notify = cons_notify,
+	.destroy = cons_destroy,
+};
+
+int virtio_console_create(struct vm *vm, int out_fd)
+{
+	struct vcons *c = calloc(1, sizeof(*c));
+	struct virtio_dev *d;
+
+	if (!c)
+		return -ENOMEM;
+	c->out_fd = out_fd;
+	return virtio_mmio_create(vm, &console_ops, c, &d);
+}

@@ -1,0 +1,16 @@
+/* Constructors of the virtio devices; each lives in its own file. */
+#ifndef MVM_VIRTIO_DEVICES_H
+#define MVM_VIRTIO_DEVICES_H
+
+#include <stdbool.h>
+
+struct vm;
+struct blk_backend;
+
+/* virtio-blk over @b (ownership passes to the device). @id: serial, may be NULL. */
+int virtio_blk_create(struct vm *vm, struct blk_backend *b, const char *id);
+int virtio_rng_create(struct vm *vm);
+/* A single-port virtio console whose output goes to @out_fd (hvc0, hvc1, ... in order). */
+int virtio_console_create(struct vm *vm, int out_fd);
+
+#endif

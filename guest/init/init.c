@@ -1,0 +1,225 @@
+/*
+ * mvm-init: PID 1 of every mvm guest. Mounts the basics, signals "booted" to
+ * the VMM, runs the command the VMM packed under /mvm/ with stdout on hvc0
+ * and stderr on hvc1, reports its wait status through the guest port, and
+ * resets the machine. Static, no libraries beyond libc.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+/* Must match devices/legacy.h. */
+#define GUEST_PORT_BASE       0x4f0
+#define GUEST_PORT_BOOT_MAGIC 123
+#define GUEST_PORT_EXIT_OFF   4
+#define SPEC_MAX              (1 << 20)
+#define LIST_MAX              4096
+
+static void say(const char *msg)
+{
+	int fd = open("/dev/console", O_WRONLY | O_NOCTTY);
+
+	if (fd >= 0) {
+		(void)!write(fd, "mvm-init: ", 10);
+		(void)!write(fd, msg, strlen(msg));
+		(void)!write(fd, "\n", 1);
+		close(fd);
+	}
+}
+
+static void report_and_reset(uint32_t status)
+{
+	sync();
+	outl(status, GUEST_PORT_BASE + GUEST_PORT_EXIT_OFF);
+	reboot(RB_AUTOBOOT);
+	for (;;)
+		pause();
+}
+
+static void mount_basics(const char *root)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/proc", root);
+	mkdir(p, 0555);
+	mount("proc", p, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	snprintf(p, sizeof(p), "%s/sys", root);
+	mkdir(p, 0555);
+	mount("sysfs", p, "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+	snprintf(p, sizeof(p), "%s/dev", root);
+	mkdir(p, 0755);
+	mount("devtmpfs", p, "devtmpfs", MS_NOSUID, NULL);
+	snprintf(p, sizeof(p), "%s/dev/pts", root);
+	mkdir(p, 0755);
+	mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666");
+	snprintf(p, sizeof(p), "%s/tmp", root);
+	mkdir(p, 01777);
+	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
+	snprintf(p, sizeof(p), "%s/run", root);
+	mkdir(p, 0755);
+	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
+}
+
+/* Read a NUL-separated list file into a NULL-terminated vector. */
+static char **read_list(const char *path, size_t *count)
+{
+	static char data[SPEC_MAX + 1];
+	char **v = calloc(LIST_MAX + 1, sizeof(char *));
+	int fd = open(path, O_RDONLY);
+	size_t len = 0, n = 0;
+	ssize_t r;
+
+	*count = 0;
+	if (fd < 0 || !v)
+		return v;
+	while (len < SPEC_MAX && (r = read(fd, data + len, SPEC_MAX - len)) > 0)
+		len += (size_t)r;
+	close(fd);
+	char *buf = malloc(len + 1);
+	if (!buf)
+		return v;
+	memcpy(buf, data, len);
+	buf[len] = 0;
+	for (size_t i = 0; i < len && n < LIST_MAX; i += strlen(buf + i) + 1)
+		v[n++] = buf + i;
+	*count = n;
+	return v;
+}
+
+static void read_text(const char *path, char *out, size_t cap)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, out, cap - 1) : -1;
+
+	out[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Switch to the root disk: the command then sees the image's userland. */
+static int enter_rootfs(const char *dev)
+{
+	mkdir("/newroot", 0755);
+	if (mount(dev, "/newroot", "ext4", 0, NULL)) {
+		say("cannot mount the root disk");
+		return -1;
+	}
+	mount_basics("/newroot");
+	if (chdir("/newroot") || chroot("/newroot") || chdir("/")) {
+		say("cannot enter the root disk");
+		return -1;
+	}
+	return 0;
+}
+
+static void child(char **argv, char **env, const char *workdir)
+{
+	int in = open("/dev/null", O_RDONLY);
+	int out = open("/dev/hvc0", O_WRONLY | O_NOCTTY);
+	int err = open("/dev/hvc1", O_WRONLY | O_NOCTTY);
+
+	if (in < 0 || out < 0 || err < 0)
+		_exit(125);
+	dup2(in, 0);
+	dup2(out, 1);
+	dup2(err, 2);
+	setsid();
+	if (workdir[0] && chdir(workdir)) {
+		dprintf(2, "mvm: cannot enter working directory %s: %s\n", workdir, strerror(errno));
+		_exit(125);
+	}
+	/* execvp searches the PATH of the environment it runs in: switch first. */
+	environ = env;
+	execvp(argv[0], argv);
+	dprintf(2, "mvm: %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* Output is complete only once both consoles drained to the host. */
+static void drain(void)
+{
+	const char *ttys[] = { "/dev/hvc0", "/dev/hvc1" };
+
+	for (int i = 0; i < 2; i++) {
+		int fd = open(ttys[i], O_WRONLY | O_NOCTTY);
+
+		if (fd >= 0) {
+			tcdrain(fd);
+			close(fd);
+		}
+	}
+}
+
+static char **build_env(char **user, size_t n)
+{
+	static char *defaults[] = {
+		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"HOME=/root", "TERM=linux", "LANG=C.UTF-8",
+	};
+	char **env = calloc(n + 5, sizeof(char *));
+	size_t k = 0;
+
+	if (!env)
+		return user;
+	for (size_t i = 0; i < 4; i++) {
+		size_t klen = strchr(defaults[i], '=') - defaults[i] + 1;
+		int overridden = 0;
+
+		for (size_t j = 0; j < n; j++)
+			overridden |= !strncmp(user[j], defaults[i], klen);
+		if (!overridden)
+			env[k++] = defaults[i];
+	}
+	for (size_t j = 0; j < n; j++)
+		env[k++] = user[j];
+	return env;
+}
+
+int main(void)
+{
+	char workdir[4096], rootdev[64];
+	size_t argc, envc;
+	char **argv, **env;
+	pid_t pid;
+	int st;
+
+	if (ioperm(GUEST_PORT_BASE, 8, 1) == 0)
+		outb(GUEST_PORT_BOOT_MAGIC, GUEST_PORT_BASE);
+	mount_basics("");
+	argv = read_list("/mvm/argv", &argc);
+	env = read_list("/mvm/env", &envc);
+	read_text("/mvm/workdir", workdir, sizeof(workdir));
+	read_text("/mvm/rootfs", rootdev, sizeof(rootdev));
+	if (!argc) {
+		say("no command in /mvm/argv");
+		report_and_reset(125 << 8);
+	}
+	if (rootdev[0] && enter_rootfs(rootdev))
+		report_and_reset(125 << 8);
+	pid = fork();
+	if (pid == 0)
+		child(argv, build_env(env, envc), workdir);
+	if (pid < 0)
+		report_and_reset(125 << 8);
+	/* PID 1 reaps every orphan; only the command's status matters. */
+	for (;;) {
+		pid_t w = wait(&st);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno == ECHILD)
+			report_and_reset(125 << 8);
+	}
+	drain();
+	report_and_reset((uint32_t)st);
+	return 0;
+}

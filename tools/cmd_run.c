@@ -1,0 +1,239 @@
+/* `mvm run`: boot a throw-away VM, run one command in it, exit with its status. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+#include "vmm/vm.h"
+
+#define MAX_ENV 256
+
+struct run_opts {
+	struct vm_config cfg;
+	bool timing;
+	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
+	char *env[MAX_ENV + 4];
+	int nenv;
+};
+
+static const char run_usage[] =
+	"usage: mvm run [OPTIONS] -- CMD [ARGS...]\n"
+	"Boot a fresh microVM, run CMD inside, print its output, exit with its status.\n"
+	"\n"
+	"  --kernel PATH       guest kernel: vmlinux (PVH) or bzImage (default: make guest's)\n"
+	"  --initrd PATH       initramfs to boot (default: make guest's)\n"
+	"  --rootfs IMG        boot the command from a raw ext4 image (becomes /dev/vda)\n"
+	"  --disk PATH[:ro]    attach a raw disk (vda, vdb, ... in order); repeatable\n"
+	"  --cpus N            vCPUs (default 1)\n"
+	"  --memory SIZE       guest RAM, e.g. 512M, 2G (default 256M)\n"
+	"  -e, --env K=V       environment variable for CMD; repeatable\n"
+	"  -w, --workdir DIR   working directory for CMD (default /)\n"
+	"  --cmdline ARGS      extra kernel command-line arguments\n"
+	"  --console           copy the guest kernel console to stderr\n"
+	"  --timing            print VMM start, guest init and command exit times\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Exit status: CMD's status; 128+N if CMD died of signal N; 125 if mvm or the\n"
+	"guest failed (bad option, missing kernel, guest panic).\n";
+
+enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
+       OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING };
+
+static const struct option run_longopts[] = {
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "initrd", required_argument, NULL, OPT_INITRD },
+	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "env", required_argument, NULL, 'e' },
+	{ "workdir", required_argument, NULL, 'w' },
+	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
+	{ "console", no_argument, NULL, OPT_CONSOLE },
+	{ "timing", no_argument, NULL, OPT_TIMING },
+	{ "help", no_argument, NULL, 'h' },
+	{ 0 },
+};
+
+static int add_disk(struct vm_config *cfg, char *arg, bool root)
+{
+	size_t n = strlen(arg);
+	struct vm_disk *d;
+
+	if (cfg->nr_disks == VM_MAX_DISKS) {
+		cli_err("run", "at most %d disks", VM_MAX_DISKS);
+		return -1;
+	}
+	d = &cfg->disks[cfg->nr_disks++];
+	if (n > 3 && !strcmp(arg + n - 3, ":ro")) {
+		arg[n - 3] = 0;
+		d->read_only = true;
+	}
+	d->path = arg;
+	if (root) {
+		/* The root disk must be vda: move it to the front. */
+		struct vm_disk r = *d;
+
+		memmove(&cfg->disks[1], &cfg->disks[0], sizeof(*d) * (size_t)(cfg->nr_disks - 1));
+		cfg->disks[0] = r;
+		cfg->root_on_disk = true;
+	}
+	return 0;
+}
+
+static int parse_value(struct run_opts *o, int c, char *arg)
+{
+	long n;
+
+	switch (c) {
+	case OPT_KERNEL: o->cfg.kernel_path = arg; return 0;
+	case OPT_INITRD: o->cfg.initrd_path = arg; return 0;
+	case OPT_ROOTFS: return add_disk(&o->cfg, arg, true);
+	case OPT_DISK: return add_disk(&o->cfg, arg, false);
+	case OPT_CPUS:
+		if (cli_parse_int(arg, 1, VM_MAX_CPUS, &n)) {
+			cli_err("run", "--cpus: '%s' is not a number from 1 to %d", arg, VM_MAX_CPUS);
+			return -1;
+		}
+		o->cfg.cpus = (int)n;
+		return 0;
+	case OPT_MEMORY:
+		if (cli_parse_size(arg, &o->cfg.mem_size)) {
+			cli_err("run", "--memory: '%s' is not a size (e.g. 512M, 2G)", arg);
+			return -1;
+		}
+		return 0;
+	case 'e':
+		if (!strchr(arg, '=') || arg[0] == '=' || o->nenv == MAX_ENV) {
+			cli_err("run", "--env: expected K=V, got '%s'", arg);
+			return -1;
+		}
+		o->env[o->nenv++] = arg;
+		return 0;
+	case 'w': o->cfg.workdir = arg; return 0;
+	case OPT_CMDLINE: o->cfg.extra_cmdline = arg; return 0;
+	case OPT_CONSOLE: o->cfg.console_fd = STDERR_FILENO; return 0;
+	case OPT_TIMING: o->timing = true; return 0;
+	}
+	return -1;
+}
+
+static int find_defaults(struct run_opts *o)
+{
+	const char *dir = NULL;
+
+	if (!o->cfg.kernel_path || !o->cfg.initrd_path)
+		dir = cli_guest_dir();
+	if (!o->cfg.kernel_path) {
+		if (!dir) {
+			cli_err("run", "no guest kernel: pass --kernel, or build one with 'make guest'");
+			return -1;
+		}
+		snprintf(o->kernel_buf, sizeof(o->kernel_buf), "%s/vmlinux", dir);
+		o->cfg.kernel_path = o->kernel_buf;
+	}
+	if (!o->cfg.initrd_path && dir) {
+		snprintf(o->initrd_buf, sizeof(o->initrd_buf), "%s/initramfs.cpio", dir);
+		if (access(o->initrd_buf, R_OK) == 0)
+			o->cfg.initrd_path = o->initrd_buf;
+	}
+	return 0;
+}
+
+/* Parse argv into @o; -1 with a message on bad usage, 1 for --help. */
+int run_parse_args(struct run_opts *o, int argc, char **argv)
+{
+	int c, rootfs = 0, initrd = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->cfg.cpus = 1;
+	o->cfg.mem_size = 256ULL << 20;
+	o->cfg.console_fd = -1;
+	o->cfg.stdout_fd = STDOUT_FILENO;
+	o->cfg.stderr_fd = STDERR_FILENO;
+	o->cfg.want_rng = true;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+e:w:h", run_longopts, NULL)) != -1) {
+		if (c == 'h')
+			return 1;
+		if (c == '?') {
+			cli_err("run", "unknown or incomplete option '%s' (see mvm run --help)",
+				argv[optind - 1]);
+			return -1;
+		}
+		rootfs += c == OPT_ROOTFS;
+		initrd += c == OPT_INITRD;
+		if (parse_value(o, c, optarg))
+			return -1;
+	}
+	if (rootfs > 1 || (rootfs && initrd)) {
+		cli_err("run", "use one of --initrd and --rootfs, once");
+		return -1;
+	}
+	if (optind >= argc) {
+		cli_err("run", "no command given (mvm run [OPTIONS] -- CMD [ARGS...])");
+		return -1;
+	}
+	o->cfg.argv = &argv[optind];
+	o->env[o->nenv] = NULL;
+	o->cfg.env = o->env;
+	return 0;
+}
+
+static int exit_status(const struct vm_result *r, bool timing)
+{
+	if (timing)
+		fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs\n",
+			r->t_init, r->t_exit);
+	switch (r->outcome) {
+	case VM_EXITED:
+		return r->code;
+	case VM_SIGNALED:
+		return 128 + r->code;
+	default:
+		cli_err("run", "%s", r->message);
+		return MVM_EXIT_ERROR;
+	}
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_opts *o = calloc(1, sizeof(*o));
+	struct vm_result res;
+	struct vm *vm = NULL;
+	int ret = MVM_EXIT_USAGE;
+
+	if (!o)
+		return MVM_EXIT_ERROR;
+	switch (run_parse_args(o, argc, argv)) {
+	case 1:
+		fputs(run_usage, stdout);
+		ret = 0;
+		goto out;
+	case -1:
+		goto out;
+	}
+	ret = MVM_EXIT_ERROR;
+	if (find_defaults(o))
+		goto out;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		goto out;
+	if (vm_create(vm, &o->cfg, &res)) {
+		cli_err("run", "%s", res.message);
+		goto out_vm;
+	}
+	vm_run(vm, &res);
+	ret = exit_status(&res, o->timing);
+out_vm:
+	vm_destroy(vm);
+out:
+	free(vm);
+	free(o);
+	return ret;
+}

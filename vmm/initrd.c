@@ -1,0 +1,73 @@
+/* Assemble the guest initrd: base initramfs + the run spec under /mvm/. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/initrd.h"
+
+/* NUL-separated list: argv and env keep any byte but NUL, no quoting needed. */
+static int add_list(struct buf *b, const char *name, char *const *list, size_t *total)
+{
+	struct buf l = { 0 };
+
+	for (; list && *list; list++)
+		buf_append(&l, *list, strlen(*list) + 1);
+	*total += l.len;
+	if (l.err || *total > INITRD_ARGV_MAX) {
+		buf_free(&l);
+		return l.err ? l.err : -E2BIG;
+	}
+	cpio_add(b, name, S_IFREG | 0444, l.data, l.len);
+	buf_free(&l);
+	return 0;
+}
+
+int initrd_run_spec(struct buf *b, const struct run_spec *rs)
+{
+	size_t total = 0;
+	int ret;
+
+	if (!rs->argv || !rs->argv[0] || !rs->argv[0][0])
+		return -EINVAL;
+	cpio_add(b, "mvm", S_IFDIR | 0755, NULL, 0);
+	ret = add_list(b, "mvm/argv", rs->argv, &total);
+	if (!ret)
+		ret = add_list(b, "mvm/env", rs->env, &total);
+	if (ret)
+		return ret;
+	if (rs->workdir)
+		cpio_add(b, "mvm/workdir", S_IFREG | 0444, rs->workdir, strlen(rs->workdir));
+	if (rs->root_on_disk)
+		cpio_add(b, "mvm/rootfs", S_IFREG | 0444, "/dev/vda", 8);
+	cpio_finish(b);
+	return b->err;
+}
+
+static int read_file(const char *path, struct buf *b)
+{
+	char chunk[65536];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_append(b, chunk, (size_t)n);
+	close(fd);
+	return n < 0 ? -EIO : b->err;
+}
+
+int initrd_build(const char *base_path, const struct run_spec *rs, struct buf *out)
+{
+	int ret = 0;
+
+	if (base_path)
+		ret = read_file(base_path, out);
+	if (ret)
+		return ret;
+	/* Concatenated archives must start 4-byte aligned. */
+	buf_pad(out, 4);
+	return initrd_run_spec(out, rs);
+}

@@ -1,0 +1,146 @@
+/* vCPU creation and the vCPU thread: KVM_RUN, decode, dispatch, repeat. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vmm/exit.h"
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define VCPU_KICK_SIGNAL SIGUSR1
+
+/* Defined in vcpu_regs.c: each returns 0 or -errno. */
+int vcpu_set_cpuid(struct kvm *k, struct kvm_vcpu *v, int ncpus);
+int vcpu_set_msrs(struct kvm_vcpu *v);
+int vcpu_set_fpu_lapic(struct kvm_vcpu *v);
+int vcpu_set_boot_regs(struct kvm_vcpu *v, const struct kernel_image *k);
+
+static void kick_handler(int sig)
+{
+	(void)sig;
+}
+
+void vcpu_signal_setup(void)
+{
+	struct sigaction sa = { .sa_handler = kick_handler };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(VCPU_KICK_SIGNAL, &sa, NULL);
+}
+
+int vcpu_init(struct vcpu *v, struct vm *vm, int id, int ncpus,
+	      const struct kernel_image *k, char *err, size_t errlen)
+{
+	const char *step = "create";
+	int ret;
+
+	v->vm = vm;
+	ret = kvm_vcpu_create(&vm->kvm, id, &v->kv);
+	if (ret)
+		goto fail;
+	step = "set CPUID";
+	ret = vcpu_set_cpuid(&vm->kvm, &v->kv, ncpus);
+	if (ret)
+		goto fail;
+	step = "set MSRs";
+	ret = vcpu_set_msrs(&v->kv);
+	if (ret)
+		goto fail;
+	step = "set FPU/LAPIC";
+	ret = vcpu_set_fpu_lapic(&v->kv);
+	if (ret)
+		goto fail;
+	/* Application processors wait for INIT/SIPI from the boot CPU. */
+	if (id == 0) {
+		step = "set boot registers";
+		ret = vcpu_set_boot_regs(&v->kv, k);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "vCPU %d: %s: %s", id, step, strerror(-ret));
+	return ret;
+}
+
+static void report_exit(struct vcpu *v, enum exit_action act, const struct vm_exit *e)
+{
+	char msg[160];
+
+	if (act == EXIT_ACT_SHUTDOWN) {
+		vm_request_stop(v->vm, VM_REBOOT, 0, "guest shut down");
+		return;
+	}
+	snprintf(msg, sizeof(msg), "vCPU %d: unhandled %s exit (reason %u, detail 0x%llx, addr 0x%llx)",
+		 v->kv.id, exit_kind_name(e->kind), e->raw_reason,
+		 (unsigned long long)e->detail, (unsigned long long)e->addr);
+	vm_request_stop(v->vm, VM_ERROR, 0, msg);
+}
+
+static void *vcpu_thread(void *arg)
+{
+	struct vcpu *v = arg;
+	struct vm *vm = v->vm;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	while (!__atomic_load_n(&vm->stop_requested, __ATOMIC_ACQUIRE)) {
+		struct vm_exit e;
+		enum exit_action act;
+		int ret = kvm_vcpu_run(&v->kv);
+
+		if (ret == -EINTR || ret == -EAGAIN)
+			continue;
+		if (ret) {
+			char msg[96];
+
+			snprintf(msg, sizeof(msg), "vCPU %d: KVM_RUN: %s", v->kv.id, strerror(-ret));
+			vm_request_stop(vm, VM_ERROR, 0, msg);
+			break;
+		}
+		exit_decode(v->kv.run, &e);
+		act = exit_dispatch(&vm->pio, &vm->mmio, &e);
+		if (act != EXIT_ACT_CONTINUE) {
+			report_exit(v, act, &e);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int vcpu_start(struct vcpu *v)
+{
+	sigset_t set, old;
+	int ret;
+
+	/* The thread starts with the kick signal blocked and unblocks it itself. */
+	sigemptyset(&set);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	ret = pthread_create(&v->thread, NULL, vcpu_thread, v);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		return -ret;
+	v->started = true;
+	return 0;
+}
+
+void vcpu_stop(struct vcpu *v)
+{
+	if (!v->started)
+		return;
+	kvm_vcpu_set_immediate_exit(&v->kv, true);
+	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
+	pthread_join(v->thread, NULL);
+	v->started = false;
+}
+
+void vcpu_destroy(struct vcpu *v)
+{
+	if (v->vm)
+		kvm_vcpu_destroy(&v->vm->kvm, &v->kv);
+}

@@ -1,0 +1,291 @@
+/* Assemble, run and tear down one VM. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "devices/legacy.h"
+#include "devices/serial.h"
+#include "devices/virtio_devices.h"
+#include "images/blk_backend.h"
+#include "vmm/boot_layout.h"
+#include "vmm/boot_setup.h"
+#include "vmm/log.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm_internal.h"
+
+/*
+ * Firecracker's tested microVM command line (no i8042 probing, no PCI, no
+ * module loading), plus quiet: under emulation every console byte is a trap.
+ */
+static const char base_cmdline[] =
+	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
+	"i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
+	"cryptomgr.notests tsc=reliable";
+
+double vm_elapsed(const struct vm *vm)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - vm->t0.tv_sec) + (double)(now.tv_nsec - vm->t0.tv_nsec) / 1e9;
+}
+
+int vm_add_device(struct vm *vm, const struct vm_device_ops *ops, void *dev)
+{
+	if (vm->nr_devices == VM_MAX_DEVICES)
+		return -ENOSPC;
+	vm->devices[vm->nr_devices].ops = ops;
+	vm->devices[vm->nr_devices++].dev = dev;
+	return 0;
+}
+
+int vm_alloc_virtio_slot(struct vm *vm, uint64_t *base, uint32_t *irq)
+{
+	if (VIRTIO_IRQ_BASE + vm->next_virtio > VIRTIO_IRQ_MAX)
+		return -ENOSPC;
+	*base = VIRTIO_MMIO_BASE + (uint64_t)vm->next_virtio * VIRTIO_MMIO_SIZE;
+	*irq = (uint32_t)(VIRTIO_IRQ_BASE + vm->next_virtio);
+	vm->next_virtio++;
+	return 0;
+}
+
+void vm_request_stop(struct vm *vm, enum vm_outcome outcome, int code, const char *msg)
+{
+	int expected = 0;
+
+	if (__atomic_compare_exchange_n(&vm->stop_requested, &expected, 1, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		vm->result.outcome = outcome;
+		vm->result.code = code;
+		snprintf(vm->result.message, sizeof(vm->result.message), "%s", msg ? msg : "");
+	}
+	ev_stop(&vm->loop);
+}
+
+void vm_guest_booted(struct vm *vm)
+{
+	if (!vm->result.t_init)
+		vm->result.t_init = vm_elapsed(vm);
+}
+
+void vm_guest_exited(struct vm *vm, uint32_t ws)
+{
+	int st = (int)ws;
+
+	vm->result.t_exit = vm_elapsed(vm);
+	if (WIFSIGNALED(st))
+		vm_request_stop(vm, VM_SIGNALED, WTERMSIG(st), "command killed by a signal");
+	else
+		vm_request_stop(vm, VM_EXITED, WEXITSTATUS(st), NULL);
+}
+
+static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
+{
+	int ret;
+
+	if (d->format && strcmp(d->format, "raw")) {
+		snprintf(err, errlen, "disk %s: format %s not supported here", d->path, d->format);
+		return -ENOTSUP;
+	}
+	ret = blk_open_raw(d->path, d->read_only, b);
+	if (ret)
+		snprintf(err, errlen, "disk %s: %s", d->path, strerror(-ret));
+	return ret;
+}
+
+/* Order matters: it fixes hvc0/hvc1 and vda, vdb, ... in the guest. */
+static int create_devices(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, &vm->console);
+	if (!ret)
+		ret = i8042_create(vm);
+	if (!ret)
+		ret = guest_port_create(vm);
+	if (!ret)
+		ret = virtio_console_create(vm, cfg->stdout_fd);
+	if (!ret)
+		ret = virtio_console_create(vm, cfg->stderr_fd);
+	for (int i = 0; !ret && i < cfg->nr_disks; i++) {
+		struct blk_backend *b;
+		char id[24];
+
+		ret = open_disk(&cfg->disks[i], &b, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(id, sizeof(id), "mvm-disk%d", i);
+		ret = virtio_blk_create(vm, b, id);
+	}
+	if (!ret && cfg->want_rng)
+		ret = virtio_rng_create(vm);
+	if (ret && !err[0])
+		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
+	return ret;
+}
+
+static int setup_memory(struct vm *vm, uint64_t size, char *err, size_t errlen)
+{
+	int ret = gm_init(&vm->mem, size);
+
+	if (ret) {
+		snprintf(err, errlen, "guest memory of %llu MiB: %s (allowed: 64 MiB to 16 GiB, whole MiB)",
+			 (unsigned long long)(size >> 20), strerror(-ret));
+		return ret;
+	}
+	for (int i = 0; i < vm->mem.nr_regions; i++) {
+		struct gm_region *r = &vm->mem.regions[i];
+
+		ret = kvm_set_memory(&vm->kvm, (uint32_t)i, r->gpa, r->size, r->host, false);
+		if (ret) {
+			snprintf(err, errlen, "KVM_SET_USER_MEMORY_REGION: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int create_vcpus(struct vm *vm, char *err, size_t errlen)
+{
+	vm->vcpus = calloc((size_t)vm->ncpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return -ENOMEM;
+	for (int i = 0; i < vm->ncpus; i++) {
+		int ret = vcpu_init(&vm->vcpus[i], vm, i, vm->ncpus, &vm->kimg, err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->cpus < 1 || cfg->cpus > VM_MAX_CPUS) {
+		snprintf(err, errlen, "--cpus must be between 1 and %d", VM_MAX_CPUS);
+		return -EINVAL;
+	}
+	if (cfg->nr_disks > VM_MAX_DISKS) {
+		snprintf(err, errlen, "at most %d disks", VM_MAX_DISKS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	int ret = check_config(cfg, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = kvm_open(&vm->kvm, err, errlen);
+	if (ret)
+		return ret;
+	if (cfg->cpus > vm->kvm.max_vcpus) {
+		snprintf(err, errlen, "KVM allows at most %d vCPUs", vm->kvm.max_vcpus);
+		return -EINVAL;
+	}
+	ret = kvm_create_vm(&vm->kvm);
+	if (ret) {
+		snprintf(err, errlen, "creating the VM: %s", strerror(-ret));
+		return ret;
+	}
+	ret = setup_memory(vm, cfg->mem_size, err, errlen);
+	if (!ret)
+		ret = vm_parse_kernel(vm, cfg->kernel_path, err, errlen);
+	if (ret)
+		return ret;
+	cmdline_init(&vm->cmdline, boot_cmdline_cap(&vm->kimg));
+	cmdline_add(&vm->cmdline, "%s", base_cmdline);
+	ret = create_devices(vm, cfg, err, errlen);
+	if (ret)
+		return ret;
+	if (cfg->extra_cmdline && cfg->extra_cmdline[0])
+		cmdline_add(&vm->cmdline, "%s", cfg->extra_cmdline);
+	ret = vm_load_boot(vm, cfg, err, errlen);
+	if (!ret)
+		ret = create_vcpus(vm, err, errlen);
+	return ret;
+}
+
+int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
+{
+	int ret;
+
+	memset(vm, 0, sizeof(*vm));
+	clock_gettime(CLOCK_MONOTONIC, &vm->t0);
+	vm->kvm.sys_fd = vm->kvm.vm_fd = -1;
+	vm->pio.name = "pio";
+	vm->mmio.name = "mmio";
+	vm->ncpus = cfg->cpus;
+	memset(res, 0, sizeof(*res));
+	ret = ev_init(&vm->loop);
+	if (ret) {
+		snprintf(res->message, sizeof(res->message), "event loop: %s", strerror(-ret));
+		return ret;
+	}
+	vcpu_signal_setup();
+	ret = create(vm, cfg, res->message, sizeof(res->message));
+	if (ret) {
+		res->outcome = VM_ERROR;
+		if (!res->message[0])
+			snprintf(res->message, sizeof(res->message), "%s", strerror(-ret));
+	}
+	return ret;
+}
+
+/* A reboot with "Kernel panic" on the console is a panic: say which. */
+static void classify_reboot(struct vm *vm, struct vm_result *res)
+{
+	char tail[4096], *p, *nl;
+
+	serial_tail(vm->console, tail, sizeof(tail));
+	p = strstr(tail, "Kernel panic - not syncing");
+	if (!p) {
+		snprintf(res->message, sizeof(res->message),
+			 "guest stopped before the command reported an exit status");
+		return;
+	}
+	nl = strchr(p, '\n');
+	if (nl)
+		*nl = 0;
+	res->outcome = VM_PANIC;
+	snprintf(res->message, sizeof(res->message), "guest kernel panic: %s", p);
+}
+
+void vm_run(struct vm *vm, struct vm_result *res)
+{
+	int ret = 0;
+
+	for (int i = 0; i < vm->ncpus && !ret; i++)
+		ret = vcpu_start(&vm->vcpus[i]);
+	if (ret)
+		vm_request_stop(vm, VM_ERROR, 0, "cannot start vCPU threads");
+	ret = ev_run(&vm->loop);
+	if (ret)
+		vm_request_stop(vm, VM_ERROR, 0, "event loop failed");
+	__atomic_store_n(&vm->stop_requested, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < vm->ncpus; i++)
+		vcpu_stop(&vm->vcpus[i]);
+	*res = vm->result;
+	res->t_start = 0;
+	if (res->outcome == VM_REBOOT)
+		classify_reboot(vm, res);
+}
+
+void vm_destroy(struct vm *vm)
+{
+	for (int i = 0; vm->vcpus && i < vm->ncpus; i++)
+		vcpu_destroy(&vm->vcpus[i]);
+	free(vm->vcpus);
+	for (int i = vm->nr_devices - 1; i >= 0; i--)
+		vm->devices[i].ops->destroy(vm->devices[i].dev);
+	if (vm->kernel_data)
+		munmap((void *)vm->kernel_data, vm->kernel_len);
+	gm_free(&vm->mem);
+	kvm_close(&vm->kvm);
+	ev_fini(&vm->loop);
+}

@@ -1,0 +1,117 @@
+/*
+ * One virtual machine: KVM handles, guest memory, the buses, the event loop,
+ * the vCPUs and the device list. Devices register themselves here through
+ * vm_add_device() and reach the VM only through this header.
+ */
+#ifndef MVM_VM_H
+#define MVM_VM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "vmm/bus.h"
+#include "vmm/cmdline.h"
+#include "vmm/event_loop.h"
+#include "vmm/guest_mem.h"
+#include "vmm/kernel_image.h"
+#include "vmm/kvm.h"
+
+#define VM_MAX_CPUS    64	/* MP table limit */
+#define VM_MAX_DISKS   8
+#define VM_MAX_DEVICES 32
+
+struct vcpu;
+struct serial;
+
+struct vm_disk {
+	const char *path;
+	bool read_only;
+	const char *format;	/* "raw" (default) or "qcow2" */
+};
+
+struct vm_config {
+	const char *kernel_path;
+	const char *initrd_path;	/* NULL: none */
+	struct vm_disk disks[VM_MAX_DISKS];
+	int nr_disks;
+	bool root_on_disk;		/* guest init switches to /dev/vda */
+	int cpus;
+	uint64_t mem_size;
+	const char *extra_cmdline;
+	/* The command for the guest init (argv[0] first), NULL-terminated. */
+	char *const *argv;
+	char *const *env;		/* K=V strings, NULL-terminated; may be NULL */
+	const char *workdir;		/* NULL: / */
+	int console_fd;			/* kernel console copy; -1: keep only the tail */
+	int stdout_fd, stderr_fd;	/* where the command's output goes */
+	bool want_rng;
+};
+
+enum vm_outcome {
+	VM_EXITED,		/* the command exited; code = its status */
+	VM_SIGNALED,		/* the command was killed by signal code */
+	VM_PANIC,		/* guest kernel panic */
+	VM_REBOOT,		/* guest shut down without reporting a status */
+	VM_ERROR,		/* VMM-side failure */
+};
+
+struct vm_result {
+	enum vm_outcome outcome;
+	int code;
+	char message[512];
+	double t_start, t_init, t_exit;	/* seconds since VMM start; 0 = not reached */
+};
+
+struct vm_device_ops {
+	const char *name;
+	void (*destroy)(void *dev);
+};
+
+struct vm {
+	struct kvm kvm;
+	struct guest_mem mem;
+	struct bus pio, mmio;
+	struct ev_loop loop;
+	struct cmdline cmdline;
+	struct kernel_image kimg;
+	const uint8_t *kernel_data;	/* the kernel file, mapped read-only */
+	size_t kernel_len;
+	int ncpus;
+	struct vcpu *vcpus;
+	struct {
+		const struct vm_device_ops *ops;
+		void *dev;
+	} devices[VM_MAX_DEVICES];
+	int nr_devices;
+	int next_virtio;		/* virtio-mmio slot allocator */
+	struct serial *console;
+	struct timespec t0;
+	/* Written by vCPU threads, read after the loop stops. */
+	int stop_requested;
+	struct vm_result result;
+	int status_reported;
+};
+
+/* Seconds since the VMM started (monotonic). */
+double vm_elapsed(const struct vm *vm);
+int vm_add_device(struct vm *vm, const struct vm_device_ops *ops, void *dev);
+/* Next virtio-mmio slot: base address and IRQ; -ENOSPC when out of IRQs. */
+int vm_alloc_virtio_slot(struct vm *vm, uint64_t *base, uint32_t *irq);
+
+/* From any thread: end the run with @outcome unless one is already set. */
+void vm_request_stop(struct vm *vm, enum vm_outcome outcome, int code, const char *msg);
+/* Guest init reached (boot timer) / the command finished (wait status). */
+void vm_guest_booted(struct vm *vm);
+void vm_guest_exited(struct vm *vm, uint32_t wait_status);
+
+/*
+ * Build the VM for @cfg: memory, devices, kernel, boot data, vCPUs.
+ * On failure fills @res with a clear message and returns -errno.
+ */
+int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res);
+/* Run until the guest command ends, the guest dies, or an error. */
+void vm_run(struct vm *vm, struct vm_result *res);
+void vm_destroy(struct vm *vm);
+
+#endif

@@ -1,0 +1,116 @@
+/* Put the kernel, the initrd and the boot data into guest memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/boot_setup.h"
+#include "vmm/initrd.h"
+#include "vmm/mptable.h"
+#include "vmm/vm_internal.h"
+
+#define KERNEL_MAX_SIZE (512ULL << 20)
+
+int vm_map_file(const char *path, const uint8_t **data, size_t *len, char *err, size_t errlen)
+{
+	struct stat st;
+	void *p;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > KERNEL_MAX_SIZE) {
+		snprintf(err, errlen, "%s: not a regular, non-empty file under 512 MiB", path);
+		close(fd);
+		return -EINVAL;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		return -errno;
+	}
+	*data = p;
+	*len = (size_t)st.st_size;
+	return 0;
+}
+
+int vm_parse_kernel(struct vm *vm, const char *path, char *err, size_t errlen)
+{
+	char why[200];
+	int ret = vm_map_file(path, &vm->kernel_data, &vm->kernel_len, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = kimg_parse(vm->kernel_data, vm->kernel_len, gm_low_end(&vm->mem), &vm->kimg,
+			 why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "kernel %s: %s", path, why);
+	return ret;
+}
+
+static int load_initrd(struct vm *vm, const struct vm_config *cfg, struct boot_info *bi,
+		       char *err, size_t errlen)
+{
+	struct run_spec rs = {
+		.argv = cfg->argv, .env = cfg->env, .workdir = cfg->workdir,
+		.root_on_disk = cfg->root_on_disk,
+	};
+	struct buf b = { 0 };
+	int ret = initrd_build(cfg->initrd_path, &rs, &b);
+
+	if (ret) {
+		snprintf(err, errlen, "initrd: %s%s", cfg->initrd_path ? cfg->initrd_path : "",
+			 ret == -E2BIG ? ": command and environment too large" : strerror(-ret));
+		goto out;
+	}
+	bi->initrd_size = b.len;
+	bi->initrd_gpa = boot_initrd_addr(&vm->mem, &vm->kimg, b.len);
+	if (!bi->initrd_gpa) {
+		snprintf(err, errlen, "initrd (%zu bytes) does not fit in guest memory", b.len);
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = gm_write(&vm->mem, bi->initrd_gpa, b.data, b.len);
+out:
+	buf_free(&b);
+	return ret;
+}
+
+int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	struct boot_info bi = { .cmdline = vm->cmdline.buf };
+	bool pvh = vm->kimg.kind == KIMG_PVH;
+	int ret;
+
+	if (cmdline_check(&vm->cmdline)) {
+		snprintf(err, errlen, "kernel command line longer than %zu bytes", vm->cmdline.cap);
+		return -E2BIG;
+	}
+	ret = kimg_load(&vm->kimg, vm->kernel_data, vm->kernel_len, &vm->mem);
+	if (ret) {
+		snprintf(err, errlen, "kernel does not fit in guest memory");
+		return ret;
+	}
+	ret = load_initrd(vm, cfg, &bi, err, errlen);
+	if (ret)
+		return ret;
+	ret = mptable_write(&vm->mem, vm->ncpus);
+	if (!ret)
+		ret = boot_write_gdt(&vm->mem, !pvh);
+	if (!ret && !pvh)
+		ret = boot_write_page_tables(&vm->mem);
+	if (!ret)
+		ret = pvh ? boot_write_pvh(&vm->mem, &bi) :
+			    boot_write_zero_page(&vm->mem, &vm->kimg, vm->kernel_data,
+						 vm->kernel_len, &bi);
+	if (ret)
+		snprintf(err, errlen, "writing boot data: %s", strerror(-ret));
+	return ret;
+}
