@@ -18,9 +18,13 @@ cache="$cache_root/nested"
 timeout_s="${MVM_NESTED_TIMEOUT:-3000}"
 # A box that has not reached the command after this long will never do so.
 boot_timeout_s="${MVM_NESTED_BOOT_TIMEOUT:-300}"
+# A box whose heartbeat stops this long is frozen (the outer kernel's rare
+# soft lockup): give up on it early rather than waiting for the timeout.
+stall_s="${MVM_NESTED_STALL:-300}"
 
 die() { echo "nested: $*" >&2; exit 2; }
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# bash's own clock: the watch loop polls often and should not fork date.
+now_ms() { local r=${EPOCHREALTIME/[.,]/}; NOW=$((r / 1000)); }
 
 # Modules the box loads, in any order: the dependency closure is resolved from
 # modinfo at build time. KVM, the 9p/virtio transport, overlayfs for the root;
@@ -150,6 +154,8 @@ $bb stty -F /dev/console -onlcr 2>/dev/null
 # first byte of output.
 : >$ctl/booted
 i=0; while [ ! -e $ctl/go ] && [ $i -lt 100 ]; do $bb usleep 50000; i=$((i+1)); done
+# Heartbeat for the host's watchdog (see run_once).
+(while :; do : >$ctl/alive; $bb sleep 10; done) &
 cd "$(cat $ctl/cwd)" || echo "nested: cannot cd to $(cat $ctl/cwd)"
 /bin/sh $ctl/cmd </dev/null
 rc=$?
@@ -181,7 +187,7 @@ resolve_modules() {
 		fi
 		SEEN="$SEEN $m"
 		# shellcheck disable=SC2046
-		resolve_modules "$moddir" 0 $(modinfo -F depends "$f" | tr , ' ')
+		resolve_modules "$moddir" 0 $("$MODINFO" -F depends "$f" | tr , ' ')
 		echo "$f"
 	done
 }
@@ -195,6 +201,9 @@ build_initramfs() {
 	rm -f "$cache"/initramfs-*.cpio  # stale keys
 	command -v cpio >/dev/null || die "cpio missing (make deps)"
 	[ -x /bin/busybox ] || die "/bin/busybox missing (package busybox-static; make deps)"
+	# modinfo lives in /sbin, which a non-root PATH may lack.
+	MODINFO=$(command -v modinfo || echo /sbin/modinfo)
+	[ -x "$MODINFO" ] || die "modinfo missing (package kmod; make deps)"
 	echo "nested: building the box initramfs (once)" >&2
 	tmp=$(mktemp -d "$cache/ir.XXXXXX")
 	x="$tmp/x"; mkdir -p "$x" "$tmp/root/mod" "$tmp/root/bin" "$tmp/root/proc" \
@@ -244,7 +253,7 @@ write_ctl() {
 	# MVM_NESTED switch, or an inner maybe-nested.sh would nest again), CI, TERM.
 	: >"$ctl/env"
 	while IFS= read -r name; do
-		case $name in MVM_NESTED) continue ;; esac
+		case $name in MVM_NESTED | MVM_NESTED_WHY) continue ;; esac
 		printf 'export %s=%s\n' "$name" "$(shq "${!name}")" >>"$ctl/env"
 	done < <(compgen -e | grep -E '^(MVM_[A-Za-z0-9_]*|CI|TERM)$')
 	{ printf 'exec'; for a in "$@"; do printf ' %s' "$(shq "$a")"; done; echo; } >"$ctl/cmd"
@@ -269,7 +278,7 @@ run_once() {
 	# qboot (shipped with QEMU) boots faster than SeaBIOS and prints nothing.
 	local bios=()
 	[ -f /usr/share/qemu/qboot.rom ] && bios=(-bios /usr/share/qemu/qboot.rom)
-	start=$(now_ms)
+	now_ms; start=$NOW
 	# stdin from /dev/null: QEMU must not put the user's terminal in raw mode,
 	# so Ctrl-C still reaches this script.
 	qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -m 4096 -smp 2 \
@@ -279,12 +288,15 @@ run_once() {
 		"${shares[@]}" ${MVM_NESTED_QEMU_ARGS:-} </dev/null &
 	qpid=$!
 	QPID=$qpid
-	# Watch the box: print the boot line, enforce the boot and run time limits.
+	# Watch the box: print the boot line, enforce the time limits, and notice
+	# a frozen box early through the guest's heartbeat file (rewritten every
+	# 10 s; we delete it every 30 s and expect it back).
 	reason=""
+	local last_alive=$start last_check=$start tick=0.1
 	while kill -0 "$qpid" 2>/dev/null; do
-		t=$(now_ms)
+		now_ms; t=$NOW
 		if [ -z "$booted_ms" ] && [ -e "$ctl/booted" ]; then
-			booted_ms=$((t - start))
+			booted_ms=$((t - start)); last_alive=$t; tick=0.5
 			printf 'nested: %s; running in a nested KVM box (QEMU TCG -cpu max, Debian %s), outer boot %d.%d s\n' \
 				"$WHY" "${KPKG#linux-image-}" $((booted_ms / 1000)) $((booted_ms % 1000 / 100))
 			: >"$ctl/go"
@@ -297,14 +309,22 @@ run_once() {
 		if [ -z "$booted_ms" ] && [ $((t - start)) -gt $((boot_timeout_s * 1000)) ]; then
 			reason="did not boot within ${boot_timeout_s}s"; break
 		fi
-		if [ $((t - start)) -gt $((timeout_s * 1000)) ]; then
-			reason="no exit code after ${timeout_s}s (MVM_NESTED_TIMEOUT)"; break
+		if [ -n "$booted_ms" ] && [ $((t - last_check)) -gt 30000 ]; then
+			last_check=$t
+			[ -e "$ctl/alive" ] && { rm -f "$ctl/alive"; last_alive=$t; }
+			if [ $((t - last_alive)) -gt $((stall_s * 1000)) ]; then
+				reason="no heartbeat from the box for ${stall_s}s (MVM_NESTED_STALL)"; break
+			fi
 		fi
-		sleep 0.1
+		if [ $((t - start)) -gt $((timeout_s * 1000)) ]; then
+			reason="no exit code after ${timeout_s}s (MVM_NESTED_TIMEOUT)"
+			[ $((t - last_alive)) -lt 60000 ] &&
+				reason="$reason; the box was still alive, so the command itself may hang"
+			break
+		fi
+		sleep $tick
 	done
-	if [ -n "$reason" ]; then
-		kill "$qpid" 2>/dev/null; sleep 1; kill -9 "$qpid" 2>/dev/null
-	fi
+	[ -n "$reason" ] && kill -9 "$qpid" 2>/dev/null
 	# (stderr: bash would report our own SIGKILL as "Killed")
 	wait "$qpid" 2>/dev/null; qrc=$?
 	QPID=""
@@ -335,7 +355,7 @@ run() {
 	ctl=$(mktemp -d "${TMPDIR:-/tmp}/mvm-nested.XXXXXX") || die "mktemp failed"
 	QPID=""
 	trap 'rm -rf "$ctl"' EXIT
-	trap '[ -n "$QPID" ] && kill "$QPID" 2>/dev/null; exit 130' INT TERM
+	trap '[ -n "$QPID" ] && kill -9 "$QPID" 2>/dev/null; exit 130' INT TERM
 	write_ctl "$ctl" "$@"
 	for attempt in 1 2; do
 		HUNG=""
