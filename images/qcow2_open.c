@@ -22,22 +22,24 @@
 static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		    struct qcow2 **out);
 
+/* The header, its extensions and the backing name all live in cluster 0. */
 static int read_header(struct qcow2 *q, uint64_t fsize)
 {
 	size_t len = fsize < 4096 ? (size_t)fsize : 4096;
+	uint8_t peek[4096], *buf;
 	uint32_t bits;
-	uint8_t *buf = malloc(1U << QCOW2_MAX_CLUSTER_BITS);
 	int err;
 
+	err = qcow2_pread(q->fd, peek, len, 0);
+	if (!err)
+		err = qcow2_hdr_peek_cluster_bits(peek, len, q->path, &bits);
+	if (err)
+		return err;
+	len = fsize < (1ULL << bits) ? (size_t)fsize : (size_t)1 << bits;
+	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
 	err = qcow2_pread(q->fd, buf, len, 0);
-	if (!err)
-		err = qcow2_hdr_peek_cluster_bits(buf, len, q->path, &bits);
-	if (!err) {
-		len = fsize < (1ULL << bits) ? (size_t)fsize : (size_t)1 << bits;
-		err = qcow2_pread(q->fd, buf, len, 0);
-	}
 	if (!err)
 		err = qcow2_hdr_parse(buf, len, fsize, q->path, &q->h);
 	free(buf);
