@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,54 +110,81 @@ static void deny_event(struct net_policy *p, const struct net_pkt *k, const char
 	emit(p, &ev);
 }
 
-static void json_str(char **o, char *end, const char *s)
+/* Bounded appender: once full it stays full, and the caller sees -ENOSPC. */
+struct jbuf {
+	char *p;
+	size_t left;
+	bool full;
+};
+
+static void jput(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void jput(struct jbuf *b, const char *fmt, ...)
 {
-	for (*o += snprintf(*o, (size_t)(end - *o), "\""); *s && *o < end - 8; s++) {
+	va_list ap;
+	int n;
+
+	if (b->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(b->p, b->left, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= b->left) {
+		b->full = true;
+		return;
+	}
+	b->p += n;
+	b->left -= (size_t)n;
+}
+
+static void jstr(struct jbuf *b, const char *s)
+{
+	jput(b, "\"");
+	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
-			*o += snprintf(*o, (size_t)(end - *o), "\\%c", c);
+			jput(b, "\\%c", c);
 		else if (c < 0x20 || c >= 0x7f)
-			*o += snprintf(*o, (size_t)(end - *o), "\\u%04x", c);
+			jput(b, "\\u%04x", c);
 		else
-			*(*o)++ = (char)c;
+			jput(b, "%c", c);
 	}
-	*o += snprintf(*o, (size_t)(end - *o), "\"");
+	jput(b, "\"");
+}
+
+static void jstr_or_null(struct jbuf *b, const char *s)
+{
+	if (s && *s)
+		jstr(b, s);
+	else
+		jput(b, "null");
 }
 
 int net_event_to_json(const struct net_event *ev, char *buf, size_t cap)
 {
-	char tbuf[32], abuf[64], *o = buf, *end = buf + cap;
+	struct jbuf b = {.p = buf, .left = cap};
+	char tbuf[32], abuf[64];
 	time_t secs = (time_t)(ev->time_ms / 1000);
 	struct tm tm;
 
-	if (cap < 512)
-		return -ENOSPC; /* every field below is bounded well within that */
 	gmtime_r(&secs, &tm);
 	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
-	o += snprintf(o, (size_t)(end - o), "{\"time\":\"%s.%03uZ\",\"type\":", tbuf,
-		      (unsigned)(ev->time_ms % 1000));
-	json_str(&o, end, ev->type);
+	jput(&b, "{\"time\":\"%s.%03uZ\",\"type\":", tbuf, (unsigned)(ev->time_ms % 1000));
+	jstr(&b, ev->type);
 	if (ev->suppressed) {
-		o += snprintf(o, (size_t)(end - o), ",\"suppressed\":%llu}",
-			      (unsigned long long)ev->suppressed);
-		return o < end ? (int)(o - buf) : -ENOSPC;
+		jput(&b, ",\"suppressed\":%llu}", (unsigned long long)ev->suppressed);
+	} else {
+		jput(&b, ",\"proto\":");
+		jstr(&b, ev->proto);
+		jput(&b, ",\"dst\":");
+		jstr_or_null(&b, ev->dst.family ? net_addr_format(&ev->dst, abuf, sizeof(abuf)) : NULL);
+		jput(&b, ",\"port\":%u,\"name\":", ev->port);
+		jstr_or_null(&b, ev->name);
+		jput(&b, ",\"reason\":");
+		jstr(&b, ev->reason);
+		jput(&b, "}");
 	}
-	o += snprintf(o, (size_t)(end - o), ",\"proto\":");
-	json_str(&o, end, ev->proto);
-	o += snprintf(o, (size_t)(end - o), ",\"dst\":");
-	if (ev->dst.family)
-		json_str(&o, end, net_addr_format(&ev->dst, abuf, sizeof(abuf)));
-	else
-		o += snprintf(o, (size_t)(end - o), "null");
-	o += snprintf(o, (size_t)(end - o), ",\"port\":%u,\"name\":", ev->port);
-	if (ev->name[0])
-		json_str(&o, end, ev->name);
-	else
-		o += snprintf(o, (size_t)(end - o), "null");
-	o += snprintf(o, (size_t)(end - o), ",\"reason\":");
-	json_str(&o, end, ev->reason);
-	o += snprintf(o, (size_t)(end - o), "}");
-	return o < end ? (int)(o - buf) : -ENOSPC;
+	return b.full ? -ENOSPC : (int)(b.p - buf);
 }
 
 /* ---- policy object ---- */

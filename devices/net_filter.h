@@ -136,7 +136,10 @@ enum net_verdict net_filter_dns_fail(struct net_policy *p, const struct net_dns_
 /* A frame slirp sends to the guest. Never blocks it (always NET_PASS). */
 enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, size_t len);
 
-/* One JSON line (no newline). Returns its length or -ENOSPC. */
+/* One JSON line (no newline, NUL-terminated). Returns its length, or
+ * -ENOSPC if @cap is too small (NET_EVENT_JSON_MAX always suffices for
+ * events made here: names and rule texts never need escaping). */
+#define NET_EVENT_JSON_MAX 2048
 int net_event_to_json(const struct net_event *ev, char *buf, size_t cap);
 
 #endif

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "devices/net_filter.h"
@@ -47,7 +48,8 @@ static size_t l4_tcp(uint8_t *t, uint16_t sport, uint16_t dport, uint8_t flags, 
 	t[12] = 5 << 4;
 	t[13] = flags;
 	t[14] = 0xff;
-	memcpy(t + 20, data, dlen);
+	if (dlen)
+		memcpy(t + 20, data, dlen);
 	return 20 + dlen;
 }
 
@@ -571,6 +573,11 @@ Test(net_filter, events_are_rate_limited_with_summary)
 			       "\"port\":80,\"name\":null,\"reason\":\"not-allowlisted\"}"),
 		  "%s", line);
 	cr_assert_eq(strncmp(line, "{\"time\":\"", 9), 0);
+	cr_assert_eq(net_event_to_json(&events[3], line, 40), -ENOSPC);
+	struct net_event odd = events[3];
+	snprintf(odd.reason, sizeof(odd.reason), "a\"b\\c\n");
+	cr_assert_gt(net_event_to_json(&odd, line, sizeof(line)), 0);
+	cr_assert(strstr(line, "\"reason\":\"a\\\"b\\\\c\\u000a\"}"), "%s", line);
 }
 
 Test(net_filter, policy_check_dry_run)
