@@ -306,8 +306,12 @@ static bool decide_virtual(const struct net_policy *p, const struct net_addr *ds
 	const struct net_rule *r = NULL;
 	bool gw = net_addr_equal(dst, &c->gw4) || net_addr_equal(dst, &c->gw6);
 
+	if (gw && (r = net_rules_find_loopback(&p->rules, NET_DENY, port, proto))) {
+		snprintf(why, wl, "denied by rule %s", r->text);
+		return false;
+	}
 	if (gw)
-		r = net_rules_find_loopback(&p->rules, port, proto);
+		r = net_rules_find_loopback(&p->rules, NET_ALLOW, port, proto);
 	if (!r)
 		r = net_rules_find_addr(&p->rules, NET_ALLOW, dst, port, proto, true);
 	if (r && p->rules.mode != NET_MODE_NONE) {

@@ -135,13 +135,14 @@ static int walk_ipv6_ext(struct net_pkt *p, uint8_t nh, size_t off, size_t end,
 			if (i != 0)
 				return bad(why, "misplaced hop-by-hop header", -EINVAL);
 			__attribute__((fallthrough));
-		case 43: /* routing */
 		case 60: /* destination options */
 			if (off + 8 > end || off + ((size_t)p->frame[off + 1] + 1) * 8 > end)
 				return bad(why, "truncated IPv6 extension header", -EINVAL);
 			nh = p->frame[off];
 			off += ((size_t)p->frame[off + 1] + 1) * 8;
 			continue;
+		case 43: /* the header's destination would not be the final one */
+			return bad(why, "IPv6 routing header", -EPROTO);
 		case 44:
 			return bad(why, "IPv6 fragment", -EPROTO);
 		default:

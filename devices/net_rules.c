@@ -482,12 +482,12 @@ const struct net_rule *net_rules_find_addr(const struct net_rules *r, enum net_a
 	return NULL;
 }
 
-const struct net_rule *net_rules_find_loopback(const struct net_rules *r, uint16_t port,
-					       unsigned proto)
+const struct net_rule *net_rules_find_loopback(const struct net_rules *r, enum net_action act,
+					       uint16_t port, unsigned proto)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		const struct net_rule *x = &r->v[i];
-		if (x->action == NET_ALLOW && x->kind == NET_RULE_HOST_LOOPBACK &&
+		if (x->action == act && x->kind == NET_RULE_HOST_LOOPBACK &&
 		    net_rule_match_port(x, port, proto))
 			return x;
 	}

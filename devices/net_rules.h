@@ -117,9 +117,9 @@ const struct net_rule *net_rules_find_name_port(const struct net_rules *r, enum 
 const struct net_rule *net_rules_find_addr(const struct net_rules *r, enum net_action act,
 					   const struct net_addr *a, uint16_t port, unsigned proto,
 					   bool exact);
-/* First allow host-loopback rule admitting (port, proto), or NULL. */
-const struct net_rule *net_rules_find_loopback(const struct net_rules *r, uint16_t port,
-					       unsigned proto);
+/* First host-loopback rule of @act matching (port, proto), or NULL. */
+const struct net_rule *net_rules_find_loopback(const struct net_rules *r, enum net_action act,
+					       uint16_t port, unsigned proto);
 
 /* Load a JSON policy (format: docs/network-policy.md) from a string or file,
  * replacing @r's mode and rules and updating @c. On error nothing is changed,

@@ -288,6 +288,9 @@ Test(net_filter, host_loopback_needs_an_explicit_rule)
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "10.0.2.2", 8081)), NET_ANSWER);
 	allow("10.0.2.2:9000");
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "10.0.2.2", 9000)), NET_PASS);
+	char err[100];
+	cr_assert_eq(net_policy_deny(&pol, "host-loopback:9000", err, sizeof(err)), 0);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "10.0.2.2", 9000)), NET_ANSWER, "deny wins");
 }
 
 static size_t dns_q(uint8_t *f, const char *src, const char *dst, const char *name,
@@ -547,6 +550,11 @@ Test(net_filter, ipv6_extension_headers)
 	cr_assert_eq(run(f, len), NET_DROP);
 	l[0] = 44; /* fragment header */
 	len = mk(f, "fec0::15", "2001:db8::1", 60, l, 6 * 8 + 8);
+	cr_assert_eq(run(f, len), NET_DROP);
+	l[0] = 6;
+	len = mk(f, "fec0::15", "2001:db8::1", 43, l, 8 + tl); /* routing header */
+	cr_assert_eq(run(f, len), NET_DROP);
+	len = mk(f, "fec0::15", "2001:db8::1", 0, l, 7); /* truncated hop-by-hop */
 	cr_assert_eq(run(f, len), NET_DROP);
 }
 
