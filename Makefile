@@ -88,7 +88,7 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 bench: bench-boot
 
 bench-boot: $(BUILD)/mvm guest
-	tests/nested/maybe-nested.sh tests/bench/boot.sh
+	tests/nested/maybe-nested.sh python3 tests/bench/boot.py
 
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh

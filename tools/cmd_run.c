@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "vmm/initrd.h"
 #include "vmm/vm.h"
 
 #define MAX_ENV 256
@@ -15,6 +16,7 @@
 struct run_opts {
 	struct vm_config cfg;
 	bool timing;
+	const char *save_initrd;
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	char *env[MAX_ENV + 4];
 	int nenv;
@@ -41,7 +43,7 @@ static const char run_usage[] =
 	"guest failed (bad option, missing kernel, guest panic).\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
-       OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING };
+       OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -55,6 +57,9 @@ static const struct option run_longopts[] = {
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 	{ "console", no_argument, NULL, OPT_CONSOLE },
 	{ "timing", no_argument, NULL, OPT_TIMING },
+	/* Benchmark and debugging aids, deliberately not in --help. */
+	{ "exit-at-init", no_argument, NULL, OPT_EXIT_AT_INIT },
+	{ "save-initrd", required_argument, NULL, OPT_SAVE_INITRD },
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
@@ -118,6 +123,8 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_CMDLINE: o->cfg.extra_cmdline = arg; return 0;
 	case OPT_CONSOLE: o->cfg.console_fd = STDERR_FILENO; return 0;
 	case OPT_TIMING: o->timing = true; return 0;
+	case OPT_EXIT_AT_INIT: o->cfg.exit_at_init = true; return 0;
+	case OPT_SAVE_INITRD: o->save_initrd = arg; return 0;
 	}
 	return -1;
 }
@@ -185,11 +192,51 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 	return 0;
 }
 
-static int exit_status(const struct vm_result *r, bool timing)
+static long rss_kib(void)
 {
-	if (timing)
-		fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs\n",
-			r->t_init, r->t_exit);
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static void print_timing(const struct vm *vm, const struct vm_result *r)
+{
+	long rss = rss_kib();
+	uint64_t guest = vm_guest_resident_kib(vm);
+
+	fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs "
+		"vmm-exit %.3fs\n", r->t_init, r->t_exit, vm_elapsed(vm));
+	fprintf(stderr, "mvm: memory: peak-rss %ld KiB, guest-resident %llu KiB, "
+		"vmm-overhead %lld KiB\n", rss, (unsigned long long)guest,
+		(long long)rss - (long long)guest);
+}
+
+static int save_initrd(const struct run_opts *o)
+{
+	struct run_spec rs = { .argv = o->cfg.argv, .env = o->cfg.env,
+			       .workdir = o->cfg.workdir, .root_on_disk = o->cfg.root_on_disk };
+	struct buf b = { 0 };
+	FILE *f;
+	int ret = initrd_build(o->cfg.initrd_path, &rs, &b);
+
+	f = ret ? NULL : fopen(o->save_initrd, "wb");
+	if (!f || fwrite(b.data, 1, b.len, f) != b.len || fclose(f)) {
+		cli_err("run", "cannot write initrd to %s", o->save_initrd);
+		ret = -1;
+	}
+	buf_free(&b);
+	return ret ? MVM_EXIT_ERROR : 0;
+}
+
+static int exit_status(const struct vm_result *r)
+{
 	switch (r->outcome) {
 	case VM_EXITED:
 		return r->code;
@@ -221,6 +268,10 @@ int cmd_run(int argc, char **argv)
 	ret = MVM_EXIT_ERROR;
 	if (find_defaults(o))
 		goto out;
+	if (o->save_initrd) {
+		ret = save_initrd(o);
+		goto out;
+	}
 	vm = calloc(1, sizeof(*vm));
 	if (!vm)
 		goto out;
@@ -229,7 +280,9 @@ int cmd_run(int argc, char **argv)
 		goto out_vm;
 	}
 	vm_run(vm, &res);
-	ret = exit_status(&res, o->timing);
+	if (o->timing)
+		print_timing(vm, &res);
+	ret = exit_status(&res);
 out_vm:
 	vm_destroy(vm);
 out:

@@ -23,7 +23,7 @@
 static const char base_cmdline[] =
 	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
 	"i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
-	"cryptomgr.notests tsc=reliable";
+	"cryptomgr.notests tsc=reliable no_timer_check";
 
 double vm_elapsed(const struct vm *vm)
 {
@@ -69,6 +69,29 @@ void vm_guest_booted(struct vm *vm)
 {
 	if (!vm->result.t_init)
 		vm->result.t_init = vm_elapsed(vm);
+	if (vm->exit_at_init)
+		vm_request_stop(vm, VM_EXITED, 0, NULL);
+}
+
+uint64_t vm_guest_resident_kib(const struct vm *vm)
+{
+	size_t pages = vm->mem.map_size / GM_PAGE_SIZE, chunk = 1 << 16;
+	unsigned char *vec = malloc(chunk);
+	uint64_t resident = 0;
+
+	if (!vec || !vm->mem.map)
+		goto out;
+	for (size_t p = 0; p < pages; p += chunk) {
+		size_t n = pages - p < chunk ? pages - p : chunk;
+
+		if (mincore(vm->mem.map + p * GM_PAGE_SIZE, n * GM_PAGE_SIZE, vec))
+			break;
+		for (size_t i = 0; i < n; i++)
+			resident += vec[i] & 1;
+	}
+out:
+	free(vec);
+	return resident * (GM_PAGE_SIZE / 1024);
 }
 
 void vm_guest_exited(struct vm *vm, uint32_t ws)
@@ -221,6 +244,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
 	vm->ncpus = cfg->cpus;
+	vm->exit_at_init = cfg->exit_at_init;
 	memset(res, 0, sizeof(*res));
 	ret = ev_init(&vm->loop);
 	if (ret) {

@@ -46,6 +46,7 @@ struct vm_config {
 	int console_fd;			/* kernel console copy; -1: keep only the tail */
 	int stdout_fd, stderr_fd;	/* where the command's output goes */
 	bool want_rng;
+	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
 };
 
 enum vm_outcome {
@@ -90,7 +91,7 @@ struct vm {
 	/* Written by vCPU threads, read after the loop stops. */
 	int stop_requested;
 	struct vm_result result;
-	int status_reported;
+	bool exit_at_init;
 };
 
 /* Seconds since the VMM started (monotonic). */
@@ -112,6 +113,8 @@ void vm_guest_exited(struct vm *vm, uint32_t wait_status);
 int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res);
 /* Run until the guest command ends, the guest dies, or an error. */
 void vm_run(struct vm *vm, struct vm_result *res);
+/* KiB of guest RAM resident in this process (what the guest touched). */
+uint64_t vm_guest_resident_kib(const struct vm *vm);
 void vm_destroy(struct vm *vm);
 
 #endif

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""make bench-boot: mvm beside QEMU microvm, same kernel, same initrd, same run.
+
+Two measures per VMM, each N runs (MVM_BENCH_RUNS, default 10), wall time from
+process start to process exit, taken by this script for both:
+  to-init  the guest init's first instruction (mvm: --exit-at-init; QEMU:
+           isa-debug-exit on mvm's boot-timer port, so QEMU exits right there)
+  to-exit  a full `true` command: boot, run, report status, tear down
+Memory: peak RSS of each process (getrusage); the guest's resident RAM comes
+from mvm's own mincore count, and the same guest touches about the same pages
+under QEMU, so "overhead" = peak RSS minus that.
+"""
+import os, resource, statistics, subprocess, sys, tempfile, time
+
+RUNS = int(os.environ.get("MVM_BENCH_RUNS", "10"))
+MVM = os.environ.get("MVM", "build/mvm")
+GUEST = os.environ.get("MVM_GUEST_DIR", os.path.join(os.path.dirname(MVM), "guest"))
+KERNEL = os.path.join(GUEST, "vmlinux")
+MEM = "256M"
+CMDLINE = ("console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
+           "i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
+           "cryptomgr.notests tsc=reliable no_timer_check")
+
+
+def timed(argv):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wall = time.monotonic() - t
+    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return wall, p, rss
+
+
+def qemu_argv(initrd, exit_port, exit_size):
+    return ["qemu-system-x86_64", "-M", "microvm,acpi=off,rtc=off", "-accel", "kvm",
+            "-cpu", "host", "-m", MEM, "-smp", "1", "-nodefaults", "-no-user-config",
+            "-nographic", "-display", "none", "-serial", "null",
+            "-kernel", KERNEL, "-initrd", initrd, "-append", CMDLINE,
+            "-chardev", "null,id=o", "-chardev", "null,id=e",
+            "-device", "virtio-serial-device", "-device", "virtconsole,chardev=o",
+            "-device", "virtio-serial-device", "-device", "virtconsole,chardev=e",
+            "-device", f"isa-debug-exit,iobase={exit_port:#x},iosize={exit_size}",
+            "-no-reboot"]
+
+
+def measure(name, argv, ok):
+    walls = []
+    for _ in range(RUNS):
+        wall, p, _ = timed(argv)
+        if not ok(p):
+            sys.exit(f"bench-boot: {name} failed (status {p.returncode}): "
+                     f"{p.stderr.decode(errors='replace')[-600:]}")
+        walls.append(wall)
+    return walls
+
+
+def rss_of(argv):
+    """Peak RSS (KiB) of one run, in a fresh child so earlier runs don't count."""
+    code = ("import resource,subprocess,sys;"
+            "subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL,stderr=subprocess.DEVNULL);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    return int(subprocess.check_output([sys.executable, "-c", code] + argv))
+
+
+def row(name, walls):
+    return (f"{name:<26} {min(walls)*1000:9.0f} {statistics.median(walls)*1000:9.0f} "
+            f"{max(walls)*1000:9.0f}")
+
+
+def main():
+    mvm_ok = lambda p: p.returncode == 0
+    q_ok = lambda p: p.returncode == 1  # isa-debug-exit: (0 << 1) | 1
+    with tempfile.TemporaryDirectory() as d:
+        initrd = os.path.join(d, "initrd")
+        subprocess.run([MVM, "run", "--save-initrd", initrd, "--", "true"], check=True)
+        # The guest's resident RAM, counted by mvm itself (mincore).
+        p = subprocess.run([MVM, "run", "--memory", MEM, "--timing", "--", "true"],
+                           stderr=subprocess.PIPE, check=True)
+        mem = [l for l in p.stderr.decode().splitlines() if "guest-resident" in l][0]
+        guest_kib = int(mem.split("guest-resident ")[1].split()[0])
+        mvm_run = [MVM, "run", "--memory", MEM, "--", "true"]
+        # Interleave the series so drift in the emulated box hits both alike.
+        mi = measure("mvm to-init", [MVM, "run", "--memory", MEM, "--exit-at-init", "--", "true"], mvm_ok)
+        qi = measure("qemu to-init", qemu_argv(initrd, 0x4f0, 1), q_ok)
+        me = measure("mvm to-exit", mvm_run, mvm_ok)
+        qe = measure("qemu to-exit", qemu_argv(initrd, 0x4f4, 4), q_ok)
+        mvm_rss = rss_of(mvm_run)
+        q_rss = rss_of(qemu_argv(initrd, 0x4f4, 4))
+    print(f"\nboot benchmark: {RUNS} runs each, guest {MEM}, kernel {os.path.realpath(KERNEL)}")
+    print(f"{'wall time (ms)':<26} {'min':>9} {'median':>9} {'max':>9}")
+    for n, w in (("mvm to guest init", mi), ("qemu microvm to init", qi),
+                 ("mvm to command exit", me), ("qemu microvm to exit", qe)):
+        print(row(n, w))
+    r_init = statistics.median(mi) / statistics.median(qi)
+    r_exit = statistics.median(me) / statistics.median(qe)
+    print(f"\nratio mvm/qemu (median): to-init {r_init:.2f}x, to-exit {r_exit:.2f}x")
+    print(f"\n{'memory (KiB)':<26} {'peak RSS':>9} {'guest':>9} {'overhead':>9}")
+    print(f"{'mvm':<26} {mvm_rss:9d} {guest_kib:9d} {mvm_rss-guest_kib:9d}")
+    print(f"{'qemu microvm':<26} {q_rss:9d} {guest_kib:9d} {q_rss-guest_kib:9d}")
+    print(f"\ntargets: to-init ratio <= 0.50: {'met' if r_init <= 0.5 else 'NOT met'}; "
+          f"mvm overhead <= 3072 KiB: {'met' if mvm_rss-guest_kib <= 3072 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()

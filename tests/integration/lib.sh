@@ -1,0 +1,32 @@
+# Shared helpers for integration tests. Each test is a script run from the
+# repository root; exit 0 = pass, 77 = skip, anything else = fail.
+set -eu
+MVM=${MVM:-build/mvm}
+T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-it.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+skip() {
+	echo "SKIP: $*" >&2
+	exit 77
+}
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+# expect_match WHAT REGEX TEXT
+expect_match() {
+	printf '%s' "$3" | grep -Eq -- "$2" || fail "$1: '$3' does not match /$2/"
+}
+
+# run_mvm ARGS... : runs mvm, stdout to $T/out, stderr to $T/err, status in $rc
+run_mvm() {
+	rc=0
+	"$MVM" "$@" >"$T/out" 2>"$T/err" || rc=$?
+}

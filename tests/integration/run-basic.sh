@@ -1,0 +1,17 @@
+#!/bin/sh
+# mvm run: the guest kernel runs the command and its output comes back.
+. tests/integration/lib.sh
+
+run_mvm run -- uname -a
+expect_eq "uname exit status" 0 "$rc"
+expect_match "uname output" '^Linux mvm? ?.*6\.1\.[0-9]+' "$(cat "$T/out")"
+
+# stdout and stderr stay separate.
+run_mvm run -- sh -c 'echo to-out; echo to-err >&2'
+expect_eq "status" 0 "$rc"
+expect_eq "stdout" "to-out" "$(cat "$T/out")"
+expect_eq "stderr" "to-err" "$(cat "$T/err")"
+
+# Arguments keep spaces and quotes exactly.
+run_mvm run -- printf '%s|' 'a b' "c'd" 'e"f'
+expect_eq "argv round trip" "a b|c'd|e\"f|" "$(cat "$T/out")"
