@@ -118,6 +118,9 @@ int dns_parse_query(const uint8_t *msg, size_t len, struct dns_query *q)
 	q->qtype = rd16(msg + off);
 	q->qclass = rd16(msg + off + 2);
 	q->question_end = off + 4;
+	/* Uncompressed, the name takes strlen + 2 octets (1 for the root); a
+	 * pointer makes the wire form differ from that, never equal to it. */
+	q->compressed = off - DNS_HDR_LEN != (q->name[0] ? strlen(q->name) + 2 : 1);
 	return 0;
 }
 
@@ -231,11 +234,40 @@ int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *a)
 	return walk_answers(msg, len, off + 4, rd16(msg + 6), a);
 }
 
-/* Header + copied question; flags: QR, same opcode and RD, RA (RFC 1035 §4.1.1). */
+/* Dotted name to wire labels (RFC 1035 §3.1), uncompressed. */
+static int encode_name(const char *name, uint8_t *out, size_t cap, size_t *len)
+{
+	size_t p = 0;
+	const char *s = name;
+
+	if (strlen(name) > NET_NAME_MAX)
+		return -EINVAL;
+	while (*s) {
+		const char *dot = strchr(s, '.');
+		size_t l = dot ? (size_t)(dot - s) : strlen(s);
+		if (l == 0 || l > 63)
+			return -EINVAL;
+		if (p + 1 + l + 1 > cap)
+			return -ENOSPC;
+		out[p++] = (uint8_t)l;
+		memcpy(out + p, s, l);
+		p += l;
+		s += l + (dot ? 1 : 0);
+	}
+	if (p + 1 > cap)
+		return -ENOSPC;
+	out[p++] = 0;
+	*len = p;
+	return 0;
+}
+
+/* Header + question; flags: QR, same opcode and RD, RA (RFC 1035 §4.1.1).
+ * The question is copied as sent (0x20-randomised case survives) unless it
+ * was compressed: its pointers referred to the query's header, not ours. */
 static int build_head(const uint8_t *query, const struct dns_query *q, unsigned rcode,
 		      uint8_t *out, size_t cap, size_t *outlen)
 {
-	size_t qlen = q->question_end - DNS_HDR_LEN;
+	size_t qlen = q->question_end - DNS_HDR_LEN, nlen;
 
 	if (q->question_end > DNS_UDP_MAX || q->question_end > cap)
 		return -ENOSPC;
@@ -243,8 +275,17 @@ static int build_head(const uint8_t *query, const struct dns_query *q, unsigned 
 	wr16(out, q->id);
 	wr16(out + 2, (uint16_t)(0x8000 | (q->flags & 0x7900) | 0x0080 | (rcode & 0xf)));
 	wr16(out + 4, 1);
-	memcpy(out + DNS_HDR_LEN, query + DNS_HDR_LEN, qlen);
-	*outlen = q->question_end;
+	if (!q->compressed) {
+		memcpy(out + DNS_HDR_LEN, query + DNS_HDR_LEN, qlen);
+		*outlen = q->question_end;
+		return 0;
+	}
+	if (encode_name(q->name, out + DNS_HDR_LEN, cap - DNS_HDR_LEN, &nlen) ||
+	    DNS_HDR_LEN + nlen + 4 > cap)
+		return -ENOSPC;
+	wr16(out + DNS_HDR_LEN + nlen, q->qtype);
+	wr16(out + DNS_HDR_LEN + nlen + 2, q->qclass);
+	*outlen = DNS_HDR_LEN + nlen + 4;
 	return 0;
 }
 
@@ -286,31 +327,21 @@ int dns_build_answer(const uint8_t *query, const struct dns_query *q,
 int dns_build_query(uint16_t id, const char *name, uint16_t qtype, uint8_t *out, size_t cap,
 		    size_t *outlen)
 {
-	size_t n = strlen(name), p = DNS_HDR_LEN;
-	const char *s = name;
+	size_t nlen;
+	int rc;
 
-	if (n > NET_NAME_MAX)
-		return -EINVAL;
-	if (cap < DNS_HDR_LEN + n + 2 + 4)
+	if (cap < DNS_HDR_LEN + 4)
 		return -ENOSPC;
+	rc = encode_name(name, out + DNS_HDR_LEN, cap - DNS_HDR_LEN - 4, &nlen);
+	if (rc)
+		return rc;
 	memset(out, 0, DNS_HDR_LEN);
 	wr16(out, id);
 	wr16(out + 2, 0x0100); /* RD */
 	wr16(out + 4, 1);
-	while (*s) {
-		const char *dot = strchr(s, '.');
-		size_t l = dot ? (size_t)(dot - s) : strlen(s);
-		if (l == 0 || l > 63)
-			return -EINVAL;
-		out[p++] = (uint8_t)l;
-		memcpy(out + p, s, l);
-		p += l;
-		s += l + (dot ? 1 : 0);
-	}
-	out[p++] = 0;
-	wr16(out + p, qtype);
-	wr16(out + p + 2, DNS_C_IN);
-	*outlen = p + 4;
+	wr16(out + DNS_HDR_LEN + nlen, qtype);
+	wr16(out + DNS_HDR_LEN + nlen + 2, DNS_C_IN);
+	*outlen = DNS_HDR_LEN + nlen + 4;
 	return 0;
 }
 

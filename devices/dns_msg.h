@@ -32,6 +32,7 @@ struct dns_query {
 	char name[NET_NAME_MAX + 1]; /* lower case, no trailing dot; "" for the root */
 	uint16_t qtype, qclass;
 	size_t question_end; /* offset just past the question */
+	bool compressed;     /* QNAME used a pointer: replies re-encode it */
 };
 
 struct dns_addr_rec {

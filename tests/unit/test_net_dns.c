@@ -233,3 +233,25 @@ Test(net_dns, tcp_framing)
 	cr_assert_eq(dns_tcp_unframe(framed, flen, &m, &got), -EINVAL);
 	cr_assert_eq(dns_tcp_frame(msg, mlen, framed, mlen + 1, &flen), -ENOSPC);
 }
+
+/* A question compressed against the query's own header (found by dns_fuzz):
+ * the reply must carry a clean, re-encoded question. */
+Test(net_dns, compressed_question_is_reencoded)
+{
+	uint8_t m[] = {0, 0, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+		       1, 'A', 0xc0, 3, /* "A" + pointer to header byte 3 (0x00: root) */
+		       0, 1, 0, 1};
+	uint8_t out[512];
+	size_t olen;
+	struct dns_query q;
+	struct dns_answer a;
+
+	cr_assert_eq(dns_parse_query(m, sizeof(m), &q), 0);
+	cr_assert_str_eq(q.name, "a");
+	cr_assert(q.compressed);
+	cr_assert_eq(dns_build_error(m, &q, DNS_RCODE_NXDOMAIN, out, sizeof(out), &olen), 0);
+	cr_assert_eq(dns_parse_answer(out, olen, &a), 0);
+	cr_assert_str_eq(a.qname, "a");
+	cr_assert_eq(olen, 12 + 3 + 4);
+	cr_assert_eq(a.rcode, DNS_RCODE_NXDOMAIN);
+}
