@@ -76,6 +76,58 @@ static size_t inplace_run(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
 	return n;
 }
 
+/* Does entry @e leave the cluster without a host cluster of its own? */
+static bool needs_alloc(struct qcow2 *q, uint64_t e)
+{
+	enum qcow2_kind k;
+	uint64_t h;
+
+	return !qcow2_classify(q, e, &k, &h) && (k == QK_BACKING || (k == QK_ZERO && !h));
+}
+
+static int write_segment(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
+			 const uint8_t *buf, uint64_t host, uint64_t n)
+{
+	int err = qcow2_pwrite(q->fd, buf, n * q->cs, host);
+
+	for (uint64_t j = 0; !err && j < n; j++)
+		set_entry(s, idx + j, (host + j * q->cs) | QCOW2_OFLAG_COPIED);
+	return err;
+}
+
+/* Whole clusters needing allocation, in a row (a sequential write): take
+ * them back to back from the allocator and write each contiguous segment
+ * with one pwrite, as QEMU does. Returns bytes done in *done (0: none). */
+static int alloc_run(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
+		     const uint8_t *buf, size_t len, size_t *done)
+{
+	uint64_t per = 1ULL << q->l2_bits, seg = 0, segn = 0, i, off;
+	int err = 0;
+
+	for (i = 0; (i + 1) * q->cs <= len && idx + i < per; i++) {
+		if (!needs_alloc(q, be64toh(s->tbl[idx + i])) ||
+		    (q->v3 && all_zero(buf + i * q->cs, q->cs)))
+			break;
+		err = qcow2_alloc_cluster(q, &off);
+		if (err)
+			return err;
+		if (segn && off != seg + segn * q->cs) {
+			err = write_segment(q, s, idx + i - segn, buf + (i - segn) * q->cs,
+					    seg, segn);
+			segn = 0;
+		}
+		if (err)
+			return err;
+		if (!segn)
+			seg = off;
+		segn++;
+	}
+	if (segn)
+		err = write_segment(q, s, idx + i - segn, buf + (i - segn) * q->cs, seg, segn);
+	*done = (size_t)(i * q->cs);
+	return err;
+}
+
 static int write_chunk(struct qcow2 *q, const uint8_t *buf, uint64_t off,
 		       size_t len, size_t *done)
 {
@@ -98,6 +150,11 @@ static int write_chunk(struct qcow2 *q, const uint8_t *buf, uint64_t off,
 	if (kind == QK_DATA) {
 		*done = inplace_run(q, s, idx, host, co, len);
 		return qcow2_pwrite(q->fd, buf, *done, host + co);
+	}
+	if (co == 0 && len >= q->cs) {
+		err = alloc_run(q, s, idx, buf, len, done);
+		if (err || *done)
+			return err;
 	}
 	*done = q->cs - co < len ? (size_t)(q->cs - co) : len;
 	return cow_one(q, s, idx, kind, host, buf, off, *done);
