@@ -90,6 +90,10 @@ bench: bench-boot
 bench-boot: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/boot.py
 
+# qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
+bench-image: $(BUILD)/mvm
+	tests/bench/image.sh $(BUILD)
+
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh
 
