@@ -3,6 +3,7 @@
 #define MVM_VIRTIO_DEVICES_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct vm;
 struct blk_backend;
@@ -12,5 +13,7 @@ int virtio_blk_create(struct vm *vm, struct blk_backend *b, const char *id);
 int virtio_rng_create(struct vm *vm);
 /* A single-port virtio console whose output goes to @out_fd (hvc0, hvc1, ... in order). */
 int virtio_console_create(struct vm *vm, int out_fd);
+/* virtio-vsock for guest CID @guest_cid (>= 3), host side on the Unix socket @uds_path. */
+int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path);
 
 #endif

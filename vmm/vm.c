@@ -145,6 +145,8 @@ static int create_devices(struct vm *vm, const struct vm_config *cfg, char *err,
 	}
 	if (!ret && cfg->want_rng)
 		ret = virtio_rng_create(vm);
+	if (!ret && cfg->vsock_path)
+		ret = virtio_vsock_create(vm, cfg->vsock_cid ? cfg->vsock_cid : 3, cfg->vsock_path);
 	if (ret && !err[0])
 		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
 	return ret;

@@ -46,6 +46,8 @@ struct vm_config {
 	int console_fd;			/* kernel console copy; -1: keep only the tail */
 	int stdout_fd, stderr_fd;	/* where the command's output goes */
 	bool want_rng;
+	const char *vsock_path;		/* virtio-vsock host socket (hybrid vsock); NULL: none */
+	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */
 	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
 };
 
