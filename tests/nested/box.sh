@@ -263,6 +263,14 @@ write_ctl() {
 	{ printf 'exec'; for a in "$@"; do printf ' %s' "$(shq "$a")"; done; echo; } >"$ctl/cmd"
 }
 
+# QEMU's scheduler state and CPU seconds so far, from /proc.
+qemu_cpu() {
+	local st f
+	read -r st </proc/"$1"/stat 2>/dev/null || { echo "gone"; return; }
+	read -ra f <<<"${st##*) }"
+	echo "state ${f[0]}, $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
+}
+
 # One boot of the box. Returns CMD's exit code, or sets HUNG/DIED when no exit
 # code came back.
 run_once() {
@@ -330,7 +338,12 @@ run_once() {
 		fi
 		sleep $tick
 	done
-	[ -n "$reason" ] && kill -9 "$qpid" 2>/dev/null
+	if [ -n "$reason" ]; then
+		# For the post-mortem: is QEMU spinning (guest livelock) or idle
+		# (deadlock), or stopped by someone (state T)?
+		reason="$reason; QEMU $(qemu_cpu "$qpid")"
+		kill -9 "$qpid" 2>/dev/null
+	fi
 	# (stderr: bash would report our own SIGKILL as "Killed")
 	wait "$qpid" 2>/dev/null; qrc=$?
 	QPID=""
