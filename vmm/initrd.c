@@ -11,13 +11,16 @@
 static int add_list(struct buf *b, const char *name, char *const *list, size_t *total)
 {
 	struct buf l = { 0 };
+	int err;
 
 	for (; list && *list; list++)
 		buf_append(&l, *list, strlen(*list) + 1);
 	*total += l.len;
 	if (l.err || *total > INITRD_ARGV_MAX) {
+		/* buf_free() zeroes l: take the error first (ENOMEM is not E2BIG). */
+		err = l.err ? l.err : -E2BIG;
 		buf_free(&l);
-		return l.err ? l.err : -E2BIG;
+		return err;
 	}
 	cpio_add(b, name, S_IFREG | 0444, l.data, l.len);
 	buf_free(&l);
