@@ -24,6 +24,15 @@ static uint64_t now_ms(const struct net_policy *p)
 	return p->clock_ms(p->clock_opaque);
 }
 
+/* Event timestamps are wall-clock: they are read next to other logs. */
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 /* ---- events, rate-limited by a token bucket ---- */
 
 static void refill(struct net_policy *p, uint64_t now)
@@ -40,13 +49,11 @@ static void refill(struct net_policy *p, uint64_t now)
 static void emit_summary(struct net_policy *p)
 {
 	struct net_event ev;
-	struct timespec ts;
 
 	if (!p->suppressed || !p->on_event)
 		return;
 	memset(&ev, 0, sizeof(ev));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ev.time_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	ev.time_ms = wall_ms();
 	ev.type = "net-deny-suppressed";
 	ev.proto = "";
 	ev.suppressed = p->suppressed;
@@ -62,8 +69,6 @@ void net_policy_flush_events(struct net_policy *p)
 
 static void emit(struct net_policy *p, struct net_event *ev)
 {
-	struct timespec ts;
-
 	refill(p, now_ms(p));
 	if (p->tokens_milli < 1000) {
 		p->suppressed++;
@@ -71,8 +76,7 @@ static void emit(struct net_policy *p, struct net_event *ev)
 	}
 	p->tokens_milli -= 1000;
 	emit_summary(p);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ev->time_ms = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	ev->time_ms = wall_ms();
 	ev->type = "net-deny";
 	if (p->on_event)
 		p->on_event(p->event_opaque, ev);
@@ -289,7 +293,7 @@ static bool pin_admits(void *opaque, const char *name)
 {
 	struct pin_ctx *c = opaque;
 
-	if (net_rules_find_name(c->r, NET_DENY, name))
+	if (net_rules_find_name_port(c->r, NET_DENY, name, c->port, c->proto))
 		return false;
 	c->rule = net_rules_find_name_port(c->r, NET_ALLOW, name, c->port, c->proto);
 	if (c->rule)
@@ -368,17 +372,32 @@ static bool decide(struct net_policy *p, const struct net_addr *dst, uint16_t po
 	return false;
 }
 
+/* A deny rule for a name with a port or protocol (deny example.com:22)
+ * only closes that port; without, it also stops resolution. */
+static const struct net_rule *name_denied(const struct net_rules *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct net_rule *x = &rs->v[i];
+		if (x->action == NET_DENY && x->port_lo == 0 && x->port_hi == 65535 &&
+		    x->protos == NET_P_ANY && net_rule_match_name(x, name))
+			return x;
+	}
+	return NULL;
+}
+
 /* May the guest resolve @name? Deny rules win in every mode. */
 static bool name_allowed(const struct net_policy *p, const char *name, char *why, size_t wl)
 {
-	const struct net_rule *r = net_rules_find_name(&p->rules, NET_DENY, name);
+	const struct net_rule *r = name_denied(&p->rules, name);
 
 	if (r) {
 		snprintf(why, wl, "denied by rule %s", r->text);
 		return false;
 	}
-	if (p->rules.mode == NET_MODE_OPEN)
+	if (p->rules.mode == NET_MODE_OPEN) {
+		snprintf(why, wl, "mode open");
 		return true;
+	}
 	r = p->rules.mode == NET_MODE_ALLOWLIST ? net_rules_find_name(&p->rules, NET_ALLOW, name)
 						: NULL;
 	if (r) {
@@ -811,6 +830,11 @@ static int check_name(struct net_policy *p, const struct net_rule *r, uint16_t p
 
 	if (!name_allowed(p, r->name, why, wl))
 		return 0;
+	a = net_rules_find_name_port(&p->rules, NET_DENY, r->name, port, proto);
+	if (a) {
+		snprintf(why, wl, "denied by rule %s", a->text);
+		return 0;
+	}
 	if (p->rules.mode == NET_MODE_OPEN)
 		return 1;
 	a = net_rules_find_name_port(&p->rules, NET_ALLOW, r->name, port, proto);

@@ -605,7 +605,39 @@ Test(net_filter, policy_check_dry_run)
 	cr_assert_eq(net_policy_check(&pol, "198.51.100.53:53/udp", why, sizeof(why)), 0);
 	cr_assert_eq(net_policy_check(&pol, "*.example.com:443", why, sizeof(why)), -EINVAL);
 	cr_assert_eq(net_policy_check(&pol, "203.0.113.0/24:22", why, sizeof(why)), -EINVAL);
+	char err[100];
+	cr_assert_eq(net_policy_deny(&pol, "api.example.com:443", err, sizeof(err)), 0);
+	cr_assert_eq(net_policy_check(&pol, "api.example.com:443/tcp", why, sizeof(why)), 0);
+	cr_assert(strstr(why, "denied by rule api.example.com:443"), "%s", why);
+	cr_assert_eq(net_policy_check(&pol, "www.example.com:443/tcp", why, sizeof(why)), 1);
+	net_policy_set_mode(&pol, NET_MODE_OPEN);
+	cr_assert_eq(net_policy_check(&pol, "example.net:25", why, sizeof(why)), 1);
+	cr_assert_str_eq(why, "mode open");
 	cr_assert_eq(n_events, 0, "a dry run logs nothing");
+}
+
+/* deny NAME:PORT closes that port on the name's pins but keeps it resolvable. */
+Test(net_filter, deny_name_with_port_keeps_resolution)
+{
+	uint8_t f[1600];
+	char err[100];
+	struct dns_addr_rec rec = {.ttl = 60};
+	struct net_dns_pending pend;
+
+	allow("example.com");
+	cr_assert_eq(net_policy_deny(&pol, "example.com:25/tcp", err, sizeof(err)), 0);
+	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "example.com", DNS_T_A)),
+		     NET_RESOLVE);
+	pend = res.dns;
+	cr_assert_eq(net_addr_parse("203.0.113.25", &rec.addr), 0);
+	cr_assert_eq(net_filter_dns_answer(&pol, &pend, &rec, 1, &res), NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 443)), NET_PASS);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 25)), NET_ANSWER);
+	cr_assert_eq(net_policy_deny(&pol, "example.com", err, sizeof(err)), 0);
+	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "example.com", DNS_T_A)),
+		     NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 443)), NET_ANSWER,
+		     "a name deny also voids its pins");
 }
 
 Test(net_filter, inbound_pins_and_port_forwards)
