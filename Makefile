@@ -5,14 +5,15 @@ PKGS    := slirp libcjson libseccomp
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
            -Wformat=2 -Wno-format-truncation -Wvla -Wimplicit-fallthrough
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -I. -MMD -MP -D_GNU_SOURCE
+override CFLAGS += -std=gnu11 $(WARN) -I. -MMD -MP -D_GNU_SOURCE
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 LIB_SRCS  := $(sort $(wildcard vmm/*.c devices/*.c images/*.c snapshots/*.c) \
-             $(filter-out tools/mvm.c,$(wildcard tools/*.c)))
+             $(filter-out tools/mvm.c,$(wildcard tools/*.c))) \
+             $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
 TOOL_SRCS := tools/mvm.c
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
@@ -26,7 +27,7 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image demo clean format
+        bench-image bench-exec demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -53,7 +54,12 @@ $(BUILD)/guest/mvm-init: $(GUEST_INIT_SRCS) | $(DEPS_OK)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -O2 -static -o $@ $(GUEST_INIT_SRCS)
 
-guest: $(BUILD)/guest/mvm-init | $(DEPS_OK)
+# The agent shares guest/agent/proto*.c and tree*.c with the host (in libmvm.a).
+$(BUILD)/guest/mvm-agent: $(GUEST_AGENT_SRCS) $(wildcard guest/agent/*.h) | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -O2 -static -o $@ $(GUEST_AGENT_SRCS)
+
+guest: $(BUILD)/guest/mvm-init $(BUILD)/guest/mvm-agent | $(DEPS_OK)
 	@tools/build-kernel.sh
 	@tools/build-initramfs.sh $(BUILD)/guest
 
@@ -86,6 +92,9 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 	done
 
 bench: bench-boot
+
+bench-exec: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tests/bench/exec.sh
 
 bench-boot: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/boot.py

@@ -19,6 +19,8 @@ for a in $("$busybox" --list-full); do
 	[ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
 done
 cp "$out/mvm-init" "$stage/init"
+# The guest agent (exec/cp over vsock) for long-lived sandboxes.
+[ ! -f "$out/mvm-agent" ] || cp "$out/mvm-agent" "$stage/sbin/mvm-agent"
 echo "root:x:0:0:root:/root:/bin/sh" > "$stage/etc/passwd"
 echo "root:x:0:" > "$stage/etc/group"
 echo "mvm" > "$stage/etc/hostname"

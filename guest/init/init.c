@@ -105,6 +105,24 @@ static void read_text(const char *path, char *out, size_t cap)
 		close(fd);
 }
 
+/* The sandbox agent lives in the initramfs: keep a copy visible after the root switch. */
+static void copy_agent(const char *dst)
+{
+	char buf[65536];
+	int in = open("/sbin/mvm-agent", O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	if (in < 0)
+		return;
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	if (out >= 0)
+		close(out);
+	close(in);
+}
+
 /* Switch to the root disk: the command then sees the image's userland. */
 static int enter_rootfs(const char *dev)
 {
@@ -114,6 +132,7 @@ static int enter_rootfs(const char *dev)
 		return -1;
 	}
 	mount_basics("/newroot");
+	copy_agent("/newroot/run/mvm-agent");
 	if (chdir("/newroot") || chroot("/newroot") || chdir("/")) {
 		say("cannot enter the root disk");
 		return -1;
@@ -184,6 +203,40 @@ static char **build_env(char **user, size_t n)
 	return env;
 }
 
+/*
+ * Sandbox mode (argv[0] == "mvm-agent"): run the agent, restart it if it
+ * dies, reap orphans. No exit status is ever reported: the VM lives until
+ * the host stops it or the agent powers it off.
+ */
+static void run_agent(char **argv)
+{
+	const char *bin = access("/run/mvm-agent", X_OK) == 0 ? "/run/mvm-agent" : "/sbin/mvm-agent";
+
+	sethostname("mvm", 3);
+	for (;;) {
+		pid_t pid = fork(), w;
+
+		if (pid == 0) {
+			int out = open("/dev/hvc0", O_WRONLY | O_NOCTTY);
+			int err = open("/dev/hvc1", O_WRONLY | O_NOCTTY);
+
+			if (out >= 0 && err >= 0) {
+				dup2(out, 1);
+				dup2(err, 2);
+			}
+			setsid();
+			environ = build_env(NULL, 0);
+			execv(bin, argv);
+			_exit(127);
+		}
+		while (pid > 0 && (w = wait(NULL)) != pid)
+			if (w < 0 && errno == ECHILD)
+				break;
+		say("the agent exited; restarting it");
+		sleep(1);
+	}
+}
+
 int main(void)
 {
 	char workdir[4096], rootdev[64];
@@ -205,6 +258,8 @@ int main(void)
 	}
 	if (rootdev[0] && enter_rootfs(rootdev))
 		report_and_reset(125 << 8);
+	if (!strcmp(argv[0], "mvm-agent"))
+		run_agent(argv);
 	pid = fork();
 	if (pid == 0)
 		child(argv, build_env(env, envc), workdir);

@@ -1,0 +1,26 @@
+/* mvm-agent internals: one process per connection, one operation per connection. */
+#ifndef MVM_AGENT_H
+#define MVM_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "guest/agent/proto.h"
+
+#define AGENT_PUT_MAX (64ull << 30)	/* bytes one `cp` into the guest may write */
+
+struct agent_cfg {
+	bool test_mode;		/* --unix: a host test; never reboot anything */
+};
+
+/* Serve the one operation a client opened @conn for; closes nothing. */
+void agent_session(int conn, const struct agent_cfg *cfg);
+/* Run @e, stream its output on @conn, send its EXIT frame. 0 or -errno. */
+int agent_exec(int conn, struct ap_exec *e);
+/* In the forked child: wire stdio, drop to e->uid, chdir, exec. Never returns. */
+void agent_exec_child(const struct ap_exec *e, int in, int out, int err, bool pty)
+	__attribute__((noreturn));
+/* Send an ERROR frame with a printf-style message. */
+void agent_error(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

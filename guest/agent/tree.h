@@ -1,0 +1,43 @@
+/*
+ * File trees over the agent protocol: ENTRY/DATA.../END streams. Shared by
+ * the guest agent (put target, get source) and the host CLI (`mvm cp`).
+ * The receiver trusts nothing in the stream: every path is checked with
+ * ap_path_safe() and resolved beneath the destination one component at a
+ * time with O_NOFOLLOW, so a symlink in the tree can never redirect a write.
+ */
+#ifndef MVM_AGENT_TREE_H
+#define MVM_AGENT_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct tree_opts {
+	uint64_t max_bytes;		/* total file bytes accepted/sent; 0: no limit */
+	bool links_outside;		/* receiver: keep symlinks that leave the tree */
+	bool keep_special_bits;		/* receiver: keep setuid/setgid/sticky */
+	/* A non-fatal problem (skipped entry). @msg is a full sentence. */
+	void (*warn)(void *opaque, const char *msg);
+	void *opaque;
+	char err[256];			/* why the transfer failed */
+};
+
+/*
+ * Send the file or tree at @path (followed if it is a symlink; inside the
+ * tree symlinks are sent as links, special files are skipped with a warning)
+ * and an END frame. 0 or -errno with o->err set.
+ */
+int tree_send(int fd, const char *path, struct tree_opts *o);
+/*
+ * Receive one tree from @fd and create it as @name inside the directory
+ * @parent_fd. WARN frames go to o->warn; an ERROR frame fails with its text.
+ * 0 or -errno with o->err set.
+ */
+int tree_recv(int fd, int parent_fd, const char *name, struct tree_opts *o);
+/*
+ * Where `cp SRC DEST` puts SRC's copy: inside DEST if it is a directory,
+ * else at DEST. Opens the parent directory (following the user's own path)
+ * and gives the final name. 0 or -errno.
+ */
+int tree_dest(const char *dest, const char *src_name, int *parent_fd, char *name, size_t cap);
+
+#endif

@@ -1,0 +1,183 @@
+/* Send a file or a directory tree as ENTRY/DATA.../END frames. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "guest/agent/proto.h"
+#include "guest/agent/tree.h"
+
+#define MAX_DEPTH 128
+
+struct sender {
+	int fd;
+	struct tree_opts *o;
+	uint64_t sent;
+	uint8_t buf[AP_CHUNK];
+	char path[AP_PATH_MAX];
+};
+
+static void warn(struct sender *s, const char *why, const char *path)
+{
+	char msg[AP_PATH_MAX + 128];
+
+	snprintf(msg, sizeof(msg), "skipped %s: %s", path[0] ? path : ".", why);
+	ap_write_frame(s->fd, AP_WARN, msg, strlen(msg));
+	if (s->o->warn)
+		s->o->warn(s->o->opaque, msg);
+}
+
+static int fail(struct sender *s, int ret, const char *what)
+{
+	snprintf(s->o->err, sizeof(s->o->err), "%s %s: %s", what,
+		 s->path[0] ? s->path : ".", strerror(-ret));
+	return ret;
+}
+
+static int send_entry(struct sender *s, uint32_t kind, uint32_t mode, uint64_t size,
+		      const char *target)
+{
+	static struct ap_entry e;
+	uint8_t buf[2 * AP_PATH_MAX + 64];
+	long n;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = kind;
+	e.mode = mode & 07777;
+	e.size = size;
+	snprintf(e.path, sizeof(e.path), "%s", s->path);
+	if (target)
+		snprintf(e.target, sizeof(e.target), "%s", target);
+	n = ap_entry_encode(&e, buf, sizeof(buf));
+	return n < 0 ? (int)n : ap_write_frame(s->fd, AP_ENTRY, buf, (size_t)n);
+}
+
+static int send_file(struct sender *s, int fd, const struct stat *st)
+{
+	uint64_t left = (uint64_t)st->st_size;
+	int ret;
+
+	if (s->o->max_bytes && left > s->o->max_bytes - s->sent) {
+		snprintf(s->o->err, sizeof(s->o->err), "size limit of %llu bytes exceeded at %s",
+			 (unsigned long long)s->o->max_bytes, s->path[0] ? s->path : ".");
+		return -EFBIG;
+	}
+	ret = send_entry(s, AP_FILE, st->st_mode, left, NULL);
+	while (!ret && left) {
+		ssize_t r = read(fd, s->buf, left < sizeof(s->buf) ? left : sizeof(s->buf));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return fail(s, r < 0 ? -errno : -EIO, "reading (file shrank?)");
+		ret = ap_write_frame(s->fd, AP_DATA, s->buf, (size_t)r);
+		left -= (uint64_t)r;
+		s->sent += (uint64_t)r;
+	}
+	return ret;
+}
+
+static int send_dir(struct sender *s, int dfd, int depth);
+
+/* One directory entry @name of @dfd; s->path already names it. */
+static int send_child(struct sender *s, int dfd, const char *name, int depth)
+{
+	char target[AP_PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return fail(s, -errno, "stat");
+	if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(dfd, name, target, sizeof(target) - 1);
+		if (n <= 0)
+			return fail(s, n < 0 ? -errno : -EIO, "readlink");
+		target[n] = 0;
+		return send_entry(s, AP_SYMLINK, 0777, 0, target);
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		warn(s, "not a regular file, directory or symlink", s->path);
+		return 0;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+		    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return fail(s, -errno, "open");
+	if (S_ISDIR(st.st_mode)) {
+		ret = send_entry(s, AP_DIR, st.st_mode, 0, NULL);
+		if (!ret)
+			ret = send_dir(s, fd, depth + 1);
+	} else {
+		ret = send_file(s, fd, &st);
+	}
+	close(fd);
+	return ret;
+}
+
+static int send_dir(struct sender *s, int dfd, int depth)
+{
+	size_t base = strlen(s->path);
+	struct dirent *de;
+	int ret = 0, fd2;
+	DIR *d;
+
+	if (depth > MAX_DEPTH)
+		return fail(s, -ELOOP, "too deep");
+	fd2 = dup(dfd);
+	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
+	if (!d)
+		return fail(s, -errno, "opendir");
+	while (!ret && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (base + strlen(de->d_name) + 2 >= sizeof(s->path)) {
+			warn(s, "an entry's path is too long", s->path);
+			continue;
+		}
+		snprintf(s->path + base, sizeof(s->path) - base, "%s%s", base ? "/" : "", de->d_name);
+		ret = send_child(s, dfd, de->d_name, depth);
+		s->path[base] = 0;
+	}
+	closedir(d);
+	return ret;
+}
+
+int tree_send(int fd, const char *path, struct tree_opts *o)
+{
+	struct sender *s = calloc(1, sizeof(*s));
+	struct stat st;
+	int rfd, ret;
+
+	if (!s)
+		return -ENOMEM;
+	s->fd = fd;
+	s->o = o;
+	rfd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (rfd < 0 || fstat(rfd, &st)) {
+		ret = fail(s, -errno, "open");
+		snprintf(o->err, sizeof(o->err), "%s: %s", path, strerror(-ret));
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		ret = send_entry(s, AP_DIR, st.st_mode, 0, NULL);
+		if (!ret)
+			ret = send_dir(s, rfd, 0);
+	} else if (S_ISREG(st.st_mode)) {
+		ret = send_file(s, rfd, &st);
+	} else {
+		snprintf(o->err, sizeof(o->err), "%s: not a regular file or directory", path);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = ap_write_frame(fd, AP_END, NULL, 0);
+out:
+	if (rfd >= 0)
+		close(rfd);
+	free(s);
+	return ret;
+}
