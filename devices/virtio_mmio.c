@@ -114,7 +114,9 @@ static void queue_ready(struct virtio_dev *d, struct virtqueue *vq, uint32_t v)
 		vq->ready = false;
 		return;
 	}
-	if (vq_activate(vq, &d->vm->mem)) {
+	if (vq->ready)
+		return;		/* already live: keep its indices */
+	if (vq->size > d->ops->queue_max || vq_activate(vq, &d->vm->mem)) {
 		log_warn("%s: driver set up an invalid queue", d->ops->name);
 		d->status |= STATUS_NEEDS_RESET;
 	}

@@ -8,19 +8,10 @@
 #include <unistd.h>
 
 #include "tools/cli.h"
+#include "tools/cmd_run.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
 
-#define MAX_ENV 256
-
-struct run_opts {
-	struct vm_config cfg;
-	bool timing;
-	const char *save_initrd;
-	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
-	char *env[MAX_ENV + 4];
-	int nenv;
-};
 
 static const char run_usage[] =
 	"usage: mvm run [OPTIONS] -- CMD [ARGS...]\n"
@@ -113,7 +104,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 		}
 		return 0;
 	case 'e':
-		if (!strchr(arg, '=') || arg[0] == '=' || o->nenv == MAX_ENV) {
+		if (!strchr(arg, '=') || arg[0] == '=' || o->nenv == RUN_MAX_ENV) {
 			cli_err("run", "--env: expected K=V, got '%s'", arg);
 			return -1;
 		}
@@ -151,7 +142,6 @@ static int find_defaults(struct run_opts *o)
 	return 0;
 }
 
-/* Parse argv into @o; -1 with a message on bad usage, 1 for --help. */
 int run_parse_args(struct run_opts *o, int argc, char **argv)
 {
 	int c, rootfs = 0, initrd = 0;

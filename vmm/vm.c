@@ -23,7 +23,7 @@
 static const char base_cmdline[] =
 	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
 	"i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
-	"cryptomgr.notests tsc=reliable no_timer_check";
+	"cryptomgr.notests tsc=reliable no_timer_check io_delay=none";
 
 double vm_elapsed(const struct vm *vm)
 {
@@ -294,6 +294,7 @@ void vm_run(struct vm *vm, struct vm_result *res)
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "event loop failed");
 	__atomic_store_n(&vm->stop_requested, 1, __ATOMIC_RELEASE);
+	vm_resume(vm);		/* parked vCPUs must wake to see the stop */
 	for (int i = 0; i < vm->ncpus; i++)
 		vcpu_stop(&vm->vcpus[i]);
 	*res = vm->result;

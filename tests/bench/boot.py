@@ -19,7 +19,7 @@ KERNEL = os.path.join(GUEST, "vmlinux")
 MEM = "256M"
 CMDLINE = ("console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
            "i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
-           "cryptomgr.notests tsc=reliable no_timer_check")
+           "cryptomgr.notests tsc=reliable no_timer_check io_delay=none")
 
 
 def timed(argv):

@@ -298,7 +298,7 @@ run_once() {
 		-serial "file:$ctl/console.log" -device virtio-serial-pci \
 		-chardev stdio,id=out,signal=off -device virtconsole,chardev=out \
 		"${bios[@]}" -kernel "$KIMG" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 ${MVM_NESTED_APPEND:-}" \
+		-append "console=ttyS0 quiet panic=-1 no_timer_check ${MVM_NESTED_APPEND:-}" \
 		"${shares[@]}" ${MVM_NESTED_QEMU_ARGS:-} </dev/null &
 	qpid=$!
 	QPID=$qpid

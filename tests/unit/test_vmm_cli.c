@@ -10,19 +10,10 @@
 #include "tools/cli.h"
 #include "vmm/vm.h"
 
-/*
- * tools/cmd_run.c keeps struct run_opts private (run_parse_args is non-static
- * for tests). Mirror only its stable leading fields and over-allocate, so the
- * test neither depends on nor overflows the private tail (paths, env array).
- * MAX_ENV is the parser's documented env cap.
- */
-#define MAX_ENV 256
-struct run_opts {
-	struct vm_config cfg;
-	bool timing;
-};
-#define RUN_OPTS_ALLOC (64 * 1024)
-int run_parse_args(struct run_opts *o, int argc, char **argv);
+#include "tools/cmd_run.h"
+
+#define MAX_ENV RUN_MAX_ENV
+#define RUN_OPTS_ALLOC sizeof(struct run_opts)
 
 #define MiB (1ULL << 20)
 #define GiB (1ULL << 30)
