@@ -23,7 +23,7 @@ static void teardown(void)
 	qt_rmtree(dir);
 }
 
-TestSuite(qcow2_chain, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(qcow2_chain, .init = setup, .fini = teardown);
 
 static void rnd_file(const char *name, uint64_t size, uint64_t seed)
 {

@@ -23,7 +23,7 @@ static void teardown(void)
 	dir = NULL;
 }
 
-TestSuite(qcow2_diff, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(qcow2_diff, .init = setup, .fini = teardown);
 
 /* base.raw (random, shorter than the disk) and ref.raw = base + zeroes. */
 static int make_base_and_ref(uint64_t base_size)

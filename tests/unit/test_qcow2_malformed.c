@@ -25,7 +25,7 @@ static void teardown(void)
 	qt_rmtree(dir);
 }
 
-TestSuite(qcow2_bad, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(qcow2_bad, .init = setup, .fini = teardown);
 
 static void poke(const char *path, uint64_t off, const void *p, size_t n)
 {
@@ -260,11 +260,17 @@ Test(qcow2_bad, l2_entry_outside_file)
 {
 	uint64_t l2 = make_l2();
 	struct blk_backend *b;
+	FILE *sink;
+	char *log;
 	uint8_t buf[512];
 
 	poke64(l2, (1ULL << 45) | QCOW2_OFLAG_COPIED);
 	cr_assert_eq(blk_open_qcow2(img, true, NULL, &b), 0);
+	sink = qt_log_start();
 	cr_assert_eq(b->ops->read(b, buf, 0, sizeof(buf)), -EIO);
+	log = qt_log_take(sink);
+	cr_assert_not_null(strstr(log, "L2 entry"), "%s", log);
+	free(log);
 	blk_close(b);
 }
 
@@ -272,13 +278,19 @@ Test(qcow2_bad, l2_entry_into_header_cluster)
 {
 	uint64_t l2 = make_l2();
 	struct blk_backend *b;
+	FILE *sink;
+	char *log;
 	uint8_t buf[512];
 
 	poke64(l2, QCOW2_OFLAG_COPIED);	/* offset 0 with no zero flag = unallocated */
 	poke64(l2 + 8, 4096 | QCOW2_OFLAG_COPIED);	/* unaligned host offset */
 	cr_assert_eq(blk_open_qcow2(img, false, NULL, &b), 0);
+	sink = qt_log_start();
 	cr_assert_eq(b->ops->read(b, buf, 65536, sizeof(buf)), -EIO);
 	cr_assert_eq(b->ops->write(b, buf, 65536, sizeof(buf)), -EIO);
+	log = qt_log_take(sink);
+	cr_assert_not_null(strstr(log, "L2 entry"), "%s", log);
+	free(log);
 	blk_close(b);
 }
 
@@ -286,22 +298,34 @@ Test(qcow2_bad, compressed_cluster)
 {
 	uint64_t l2 = make_l2();
 	struct blk_backend *b;
+	FILE *sink;
+	char *log;
 	uint8_t buf[512];
 
 	poke64(l2, QCOW2_OFLAG_COMPRESSED | 65536);
 	cr_assert_eq(blk_open_qcow2(img, true, NULL, &b), 0);
+	sink = qt_log_start();
 	cr_assert_eq(b->ops->read(b, buf, 0, sizeof(buf)), -ENOTSUP);
+	log = qt_log_take(sink);
+	cr_assert_not_null(strstr(log, "compressed clusters not supported"), "%s", log);
+	free(log);
 	blk_close(b);
 }
 
 Test(qcow2_bad, refcount_block_outside_file)
 {
 	struct blk_backend *b;
+	FILE *sink;
+	char *log;
 	uint8_t buf[512] = { 1 };
 
 	poke64(65536, 1ULL << 42);	/* refcount table entry 0 */
 	cr_assert_eq(blk_open_qcow2(img, false, NULL, &b), 0);
+	sink = qt_log_start();
 	cr_assert_eq(b->ops->write(b, buf, 0, sizeof(buf)), -EIO);
+	log = qt_log_take(sink);
+	cr_assert_not_null(strstr(log, "refcount block 0"), "%s", log);
+	free(log);
 	blk_close(b);
 }
 
