@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tools/cli.h"
+#include "tools/cmd_sandbox.h"
 #if __has_include("tools/cmd_image.h")
 #include "tools/cmd_image.h"
 #define HAVE_CMD_IMAGE 1
@@ -16,6 +17,15 @@ struct verb {
 
 static const struct verb verbs[] = {
 	{ "run", cmd_run, "boot a fresh sandbox, run one command, throw it away" },
+	{ "create", cmd_create, "create and boot a long-lived sandbox" },
+	{ "exec", cmd_exec, "run a command in a running sandbox" },
+	{ "cp", cmd_cp, "copy files and trees into or out of a sandbox" },
+	{ "ls", cmd_ls, "list sandboxes and their status" },
+	{ "stop", cmd_stop, "stop a sandbox (its disk is kept)" },
+	{ "start", cmd_start, "boot a stopped sandbox again" },
+	{ "rm", cmd_rm, "delete a sandbox and its state" },
+	{ "logs", cmd_logs, "print a sandbox's console log" },
+	{ "events", cmd_events, "print a sandbox's lifecycle events" },
 #ifdef HAVE_CMD_IMAGE
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
 #endif
@@ -47,6 +57,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		if (!strcmp(verbs[i].name, argv[1]))
 			return verbs[i].fn(argc - 1, argv + 1);
+	/* Internal, not in the help: the daemon that create/start launch. */
+	if (!strcmp(argv[1], "vmm"))
+		return cmd_vmm(argc - 1, argv + 1);
 	fprintf(stderr, "mvm: unknown command '%s' (see 'mvm help')\n", argv[1]);
 	return MVM_EXIT_USAGE;
 }

@@ -93,8 +93,10 @@ static void *vcpu_thread(void *arg)
 		enum exit_action act;
 		int ret = kvm_vcpu_run(&v->kv);
 
-		if (ret == -EINTR || ret == -EAGAIN)
+		if (ret == -EINTR || ret == -EAGAIN) {
+			vm_vcpu_park(vm, &v->kv);
 			continue;
+		}
 		if (ret) {
 			char msg[96];
 

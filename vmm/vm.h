@@ -6,6 +6,7 @@
 #ifndef MVM_VM_H
 #define MVM_VM_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -94,6 +95,11 @@ struct vm {
 	int stop_requested;
 	struct vm_result result;
 	bool exit_at_init;
+	/* vm_pause.c: parked vCPUs wait here (zeroed = initialised). */
+	pthread_mutex_t pause_lock;
+	pthread_cond_t pause_cond;
+	bool paused;
+	int parked;
 };
 
 /* Seconds since the VMM started (monotonic). */
@@ -107,6 +113,16 @@ void vm_request_stop(struct vm *vm, enum vm_outcome outcome, int code, const cha
 /* Guest init reached (boot timer) / the command finished (wait status). */
 void vm_guest_booted(struct vm *vm);
 void vm_guest_exited(struct vm *vm, uint32_t wait_status);
+
+/*
+ * Pause: every vCPU leaves KVM_RUN and parks; devices and the event loop go
+ * on. Called on the event-loop thread. 0, or -ETIMEDOUT (then resumed).
+ */
+int vm_pause(struct vm *vm);
+void vm_resume(struct vm *vm);
+bool vm_is_paused(struct vm *vm);
+/* vCPU thread, after KVM_RUN returned -EINTR: park while the VM is paused. */
+void vm_vcpu_park(struct vm *vm, struct kvm_vcpu *kv);
 
 /*
  * Build the VM for @cfg: memory, devices, kernel, boot data, vCPUs.

@@ -1,0 +1,83 @@
+/* Reaching a sandbox's guest agent through the VMM's hybrid vsock socket. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/agent_client.h"
+#include "tools/api_client.h"
+
+/* Read the VMM's "OK <port>\n" byte by byte: nothing after it is ours to take. */
+static int read_ok_line(int fd, int timeout_ms)
+{
+	char line[32];
+	size_t n = 0;
+
+	while (n < sizeof(line) - 1) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		int r = poll(&p, 1, timeout_ms);
+
+		if (r <= 0)
+			return r ? -errno : -ETIMEDOUT;
+		if (read(fd, line + n, 1) != 1)
+			return -ECONNREFUSED;	/* the guest refused (agent not up yet) */
+		if (line[n] == '\n')
+			break;
+		n++;
+	}
+	line[n] = 0;
+	return strncmp(line, "OK ", 3) ? -EPROTO : 0;
+}
+
+int agent_connect(const char *name, int timeout_ms)
+{
+	int fd = sb_connect_unix(name, "vsock.sock"), ret;
+	char req[32];
+
+	if (fd < 0)
+		return fd;
+	snprintf(req, sizeof(req), "CONNECT %u\n", AP_PORT);
+	ret = ap_write_all(fd, req, strlen(req));
+	if (!ret)
+		ret = read_ok_line(fd, timeout_ms);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+/* One request frame, one OK (or ERROR) frame back. */
+static int simple_op(const char *name, uint16_t type, int timeout_ms)
+{
+	uint8_t buf[1025];
+	struct ap_hdr h;
+	struct pollfd p;
+	int fd = agent_connect(name, timeout_ms), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = ap_write_frame(fd, type, NULL, 0);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (!ret && poll(&p, 1, timeout_ms) != 1)
+		ret = -ETIMEDOUT;
+	if (!ret) {
+		ret = ap_read_frame(fd, &h, buf, sizeof(buf) - 1);
+		ret = ret == 1 && h.type == AP_OK ? 0 : ret <= 0 ? (ret ? ret : -ECONNRESET) : -EPROTO;
+	}
+	close(fd);
+	return ret;
+}
+
+int agent_ping(const char *name, int timeout_ms)
+{
+	return simple_op(name, AP_PING, timeout_ms);
+}
+
+int agent_shutdown(const char *name, int timeout_ms)
+{
+	return simple_op(name, AP_SHUTDOWN, timeout_ms);
+}

@@ -1,0 +1,29 @@
+/* The CLI side of the guest agent: connect through the hybrid vsock socket, run operations. */
+#ifndef MVM_AGENT_CLIENT_H
+#define MVM_AGENT_CLIENT_H
+
+#include <stdbool.h>
+
+#include "guest/agent/proto.h"
+
+/* A stream to the agent of sandbox NAME ("CONNECT 1024" on vsock.sock). fd or -errno. */
+int agent_connect(const char *name, int timeout_ms);
+/* The agent answers a PING within @timeout_ms. 0 or -errno. */
+int agent_ping(const char *name, int timeout_ms);
+/* Ask the guest to sync its disks and power off. 0 or -errno. */
+int agent_shutdown(const char *name, int timeout_ms);
+
+struct exec_io {
+	int in_fd;		/* -1: no stdin */
+	int out_fd, err_fd;
+	bool tty;		/* local terminal in raw mode, window size forwarded */
+};
+
+/*
+ * Run @e on @conn: stream stdin/stdout/stderr, forward SIGINT/SIGTERM/SIGHUP
+ * as KILL and SIGWINCH as RESIZE. 0 with @x filled, or -errno with @err set.
+ */
+int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
+		   struct ap_exit *x, char *err, size_t errlen);
+
+#endif

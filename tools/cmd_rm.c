@@ -1,0 +1,76 @@
+/* `mvm rm [-f] NAME`: delete a sandbox and all its state. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+#include "tools/cmd_sandbox.h"
+#include "tools/sandbox.h"
+
+/* The state directory is flat (files and sockets only): no recursion needed. */
+static int remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0))
+			ret = -errno;
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : ret;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	bool force = false;
+	const char *name = NULL;
+	char dir[4096];
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--force")) {
+			force = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs("usage: mvm rm [-f] NAME\n"
+			      "Delete the sandbox NAME and its state. A running sandbox needs -f\n"
+			      "(it is stopped first).\n", stdout);
+			return 0;
+		} else if (!name) {
+			name = argv[i];
+		} else {
+			cli_err("rm", "unexpected '%s'", argv[i]);
+			return MVM_EXIT_USAGE;
+		}
+	}
+	if (!name) {
+		cli_err("rm", "expected a sandbox NAME");
+		return MVM_EXIT_USAGE;
+	}
+	if (!sb_name_ok(name) || sb_path(name, NULL, dir, sizeof(dir)) || access(dir, F_OK)) {
+		cli_err("rm", "no sandbox named %s", name);
+		return MVM_EXIT_ERROR;
+	}
+	if (sb_vmm_pid(name) > 0) {
+		if (!force) {
+			cli_err("rm", "%s is running: stop it first, or use rm -f", name);
+			return MVM_EXIT_ERROR;
+		}
+		if (sb_stop(name, 10)) {
+			cli_err("rm", "could not stop %s", name);
+			return MVM_EXIT_ERROR;
+		}
+	}
+	if (remove_dir(dir)) {
+		cli_err("rm", "could not remove all of %s", dir);
+		return MVM_EXIT_ERROR;
+	}
+	return 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * `mvm vmm NAME` (internal, started by create/start as a daemon): the VMM
+ * process of one sandbox. Runs in the sandbox's state directory, so its
+ * sockets have short relative names; lives until the guest powers off or
+ * the control API says shutdown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+#include "tools/sandbox.h"
+#include "tools/sandbox_api.h"
+#include "vmm/vm.h"
+
+static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
+static char *const agent_root_argv[] = { "mvm-agent", NULL };
+
+static int write_pid(void)
+{
+	char buf[32];
+	int fd = open("pid.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), n;
+
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -EIO;
+	}
+	close(fd);
+	return rename("pid.tmp", "pid") ? -errno : 0;
+}
+
+static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
+			char *kernel, char *initrd, char *err, size_t errlen)
+{
+	const char *dir = cli_guest_dir();
+
+	memset(vc, 0, sizeof(*vc));
+	if (c->kernel[0])
+		snprintf(kernel, PATH_MAX, "%s", c->kernel);
+	else if (dir)
+		snprintf(kernel, PATH_MAX, "%s/vmlinux", dir);
+	else {
+		snprintf(err, errlen, "no guest kernel (run 'make guest' or pass --kernel to create)");
+		return -ENOENT;
+	}
+	if (!dir) {
+		snprintf(err, errlen, "no guest initramfs (run 'make guest')");
+		return -ENOENT;
+	}
+	snprintf(initrd, PATH_MAX, "%s/initramfs.cpio", dir);
+	vc->kernel_path = kernel;
+	vc->initrd_path = initrd;
+	vc->disks[0].path = c->disk;
+	vc->nr_disks = 1;
+	vc->root_on_disk = c->root_on_disk;
+	vc->cpus = c->cpus;
+	vc->mem_size = c->mem;
+	/* The sandbox's environment is applied per exec, never to the agent. */
+	vc->argv = c->root_on_disk ? agent_root_argv : agent_data_argv;
+	vc->env = NULL;
+	vc->console_fd = log_fd;
+	vc->stdout_fd = log_fd;
+	vc->stderr_fd = log_fd;
+	vc->want_rng = true;
+	vc->vsock_path = "vsock.sock";
+	vc->vsock_cid = c->cid;
+	return 0;
+}
+
+static void outcome_event(const char *name, const struct vm_result *r)
+{
+	static const char *names[] = { "exited", "signaled", "panic", "reboot", "error" };
+	char fields[768], msg[512];
+	size_t j = 0;
+
+	/* JSON-escape the message: it may quote the guest's console. */
+	for (size_t i = 0; r->message[i] && j < sizeof(msg) - 2; i++) {
+		unsigned char ch = (unsigned char)r->message[i];
+
+		if (ch == '"' || ch == '\\')
+			msg[j++] = '\\';
+		msg[j++] = ch < 0x20 ? ' ' : (char)ch;
+	}
+	msg[j] = 0;
+	snprintf(fields, sizeof(fields), "\"outcome\":\"%s\",\"message\":\"%s\"",
+		 r->outcome <= VM_ERROR ? names[r->outcome] : "unknown", msg);
+	sb_event(name, "stopped", fields);
+}
+
+static int run_vmm(const char *name, struct sb_config *c)
+{
+	static char kernel[PATH_MAX], initrd[PATH_MAX];
+	struct vm_config vc;
+	struct vm_result res = { 0 };
+	struct sb_api *api = NULL;
+	struct vm *vm = calloc(1, sizeof(*vm));
+	char err[512] = "";
+	int log_fd = open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	int ret = -ENOMEM;
+
+	if (!vm || log_fd < 0)
+		goto out;
+	ret = build_config(c, &vc, log_fd, kernel, initrd, err, sizeof(err));
+	if (ret) {
+		cli_err("vmm", "%s", err);
+		goto out;
+	}
+	ret = vm_create(vm, &vc, &res);
+	if (!ret)
+		ret = sb_api_start(vm, name, "api.sock", &api);
+	if (ret) {
+		cli_err("vmm", "%s", res.message[0] ? res.message : strerror(-ret));
+		res.outcome = VM_ERROR;
+		outcome_event(name, &res);
+		goto out_vm;
+	}
+	sb_event(name, "started", "");
+	vm_run(vm, &res);
+	outcome_event(name, &res);
+	sb_api_stop(api);
+	ret = 0;
+out_vm:
+	vm_destroy(vm);
+out:
+	if (log_fd >= 0)
+		close(log_fd);
+	free(vm);
+	return ret;
+}
+
+int cmd_vmm(int argc, char **argv)
+{
+	char dir[PATH_MAX];
+	struct sb_config c;
+	int ret;
+
+	if (argc != 2 || sb_path(argv[1], NULL, dir, sizeof(dir))) {
+		fprintf(stderr, "usage: mvm vmm NAME (internal: the VMM of one sandbox)\n");
+		return MVM_EXIT_USAGE;
+	}
+	if (chdir(dir) || sb_config_load(argv[1], &c)) {
+		cli_err("vmm", "cannot load the sandbox %s", argv[1]);
+		return MVM_EXIT_ERROR;
+	}
+	ret = write_pid();
+	if (!ret)
+		ret = run_vmm(argv[1], &c);
+	/* A clean end removes the pid file; one left behind means we crashed. */
+	unlink("pid");
+	sb_config_free(&c);
+	return ret ? MVM_EXIT_ERROR : 0;
+}

@@ -1,0 +1,14 @@
+/* `mvm cp` transfers, shared with `mvm create --copy`. */
+#ifndef MVM_CP_H
+#define MVM_CP_H
+
+#include <stdint.h>
+
+#define CP_DEFAULT_MAX (16ull << 30)
+
+/* Host file or tree @src to @dst inside sandbox @name. 0 or -errno (message printed). */
+int cp_put(const char *name, const char *src, const char *dst);
+/* @src inside sandbox @name to host @dst, at most @max bytes. 0 or -errno (message printed). */
+int cp_get(const char *name, const char *src, const char *dst, uint64_t max);
+
+#endif
