@@ -191,6 +191,17 @@ int net_event_to_json(const struct net_event *ev, char *buf, size_t cap)
 	return b.full ? -ENOSPC : (int)(b.p - buf);
 }
 
+void net_event_log_json(void *opaque, const struct net_event *ev)
+{
+	char line[NET_EVENT_JSON_MAX];
+	int n = net_event_to_json(ev, line, sizeof(line));
+
+	if (n > 0 && opaque) {
+		fprintf(opaque, "%s\n", line);
+		fflush(opaque);
+	}
+}
+
 /* ---- policy object ---- */
 
 int net_policy_init(struct net_policy *p, enum net_mode mode)

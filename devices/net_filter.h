@@ -141,5 +141,8 @@ enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, 
  * events made here: names and rule texts never need escaping). */
 #define NET_EVENT_JSON_MAX 2048
 int net_event_to_json(const struct net_event *ev, char *buf, size_t cap);
+/* Ready-made event callback: @opaque is a FILE * (e.g. the sandbox's
+ * net.log); writes one JSON line per event and flushes it. */
+void net_event_log_json(void *opaque, const struct net_event *ev);
 
 #endif

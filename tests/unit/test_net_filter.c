@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "devices/net_filter.h"
@@ -683,4 +684,24 @@ Test(net_filter, json_policy_through_the_filter)
 	cr_assert_eq(run(f, dns_q(f, "10.0.5.15", "10.0.5.3", "example.com", DNS_T_A)), NET_ANSWER);
 	cr_assert_eq(run(f, dns_q(f, "10.0.5.15", "10.0.2.3", "example.com", DNS_T_A)), NET_ANSWER);
 	cr_assert(strstr(events[n_events - 1].reason, "resolver"));
+}
+
+Test(net_filter, log_callback_writes_json_lines)
+{
+	char *buf = NULL;
+	size_t blen = 0;
+	FILE *mem = open_memstream(&buf, &blen);
+	uint8_t f[1600];
+
+	cr_assert_not_null(mem);
+	net_policy_set_events(&pol, net_event_log_json, mem);
+	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "blocked.example.org", DNS_T_A)),
+		     NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "fec0::15", "2001:db8::9", 22)), NET_ANSWER);
+	fclose(mem);
+	cr_assert(strstr(buf, "\"proto\":\"dns\",\"dst\":\"10.0.2.3\",\"port\":53,"
+			      "\"name\":\"blocked.example.org\",\"reason\":\"name not allowlisted\"}\n"),
+		  "%s", buf);
+	cr_assert(strstr(buf, "\"dst\":\"2001:db8::9\",\"port\":22,"), "%s", buf);
+	free(buf);
 }

@@ -2,7 +2,10 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "devices/net_rules.h"
 
@@ -248,4 +251,27 @@ Test(net_rules, json_policy_errors)
 	json_bad("{\"version\":1,\"mode\":\"open\",\"dns\":{\"ttl_min\":9,\"ttl_max\":1}}",
 		 "ttl_min");
 	json_bad("{\"version\":1,\"mode\":\"open\",\"events\":{\"rate\":-1}}", "events.rate");
+}
+
+Test(net_rules, policy_file_load)
+{
+	char path[] = "/tmp/mvm-net-policy-XXXXXX", err[200] = "";
+	const char *js = "{\"version\":1,\"mode\":\"open\",\"deny\":[\"203.0.113.0/24\"]}";
+	struct net_rules rs;
+	struct net_config c;
+	int fd = mkstemp(path);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, js, strlen(js)), (ssize_t)strlen(js));
+	close(fd);
+	net_rules_init(&rs, NET_MODE_NONE);
+	net_config_default(&c);
+	cr_assert_eq(net_policy_load_file(path, &rs, &c, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(rs.mode, NET_MODE_OPEN);
+	cr_assert_eq(rs.n, 1);
+	unlink(path);
+	cr_assert_eq(net_policy_load_file(path, &rs, &c, err, sizeof(err)), -ENOENT);
+	cr_assert(strstr(err, path), "%s", err);
+	cr_assert_eq(net_policy_load_file("/tmp", &rs, &c, err, sizeof(err)), -EINVAL);
+	net_rules_free(&rs);
 }
