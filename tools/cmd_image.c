@@ -21,13 +21,15 @@ enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
 static const char usage_text[] =
 	"usage: mvm image create [--base BASE [--base-format raw|qcow2]] [--size SIZE]\n"
 	"                        [--cluster-size SIZE] OVERLAY\n"
-	"       mvm image info PATH [--json]\n"
+	"       mvm image info PATH [--json] [--format raw|qcow2] [--trust-backing]\n"
 	"       mvm image ls\n\n"
 	"create  make a qcow2 v3 image; with --base, a copy-on-write overlay whose\n"
 	"        reads fall through to BASE (never written). The base format is\n"
 	"        recorded in the overlay and never guessed later; it defaults to raw.\n"
 	"        SIZE defaults to the base's size (suffixes K, M, G, T; bare = MiB).\n"
-	"info    format, virtual size, disk usage and the backing chain.\n"
+	"info    format, virtual size, disk usage and the backing chain. Without\n"
+	"        --format the header magic picks how to show PATH; backing files\n"
+	"        must stay inside PATH's directory unless --trust-backing.\n"
 	"ls      images in $XDG_DATA_HOME/mvm/images (default ~/.local/share/...).\n";
 
 static int usage(FILE *f, int rc)
@@ -231,49 +233,86 @@ static void info_text(const char *path, const char *fmt, const struct qcow2_info
 	}
 }
 
-/* Host-side inspection: it only reads headers and shows their facts, so
- * the chain is followed wherever it points (loops and depth still bound). */
-static int cmd_info(int argc, char **argv)
+static void print_info(const char *path, const char *fmt, const struct qcow2_info *qi,
+		       uint64_t vsize, uint64_t disk, bool json)
 {
-	struct qcow2_open_opts o = { .trust_backing = true };
-	struct qcow2_info qi;
-	const char *path = NULL, *fmt;
-	bool json = false;
-	struct stat st;
-	uint64_t vsize;
+	cJSON *j;
+	char *s;
 
+	if (!json) {
+		info_text(path, fmt, qi, vsize, disk);
+		return;
+	}
+	j = info_json(path, fmt, qi, vsize, disk);
+	s = cJSON_Print(j);
+	printf("%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(j);
+}
+
+struct info_args {
+	const char *path, *fmt;
+	bool json, trust;
+};
+
+static int parse_info(int argc, char **argv, struct info_args *a)
+{
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return usage(stdout, EXIT_OK);
-		else if (argv[i][0] == '-' || path)
-			return usage(stderr, EXIT_USAGE);
+			a->json = true;
+		else if (!strcmp(argv[i], "--trust-backing"))
+			a->trust = true;
+		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
+			a->fmt = argv[++i];
+		else if (argv[i][0] == '-' || a->path)
+			return -EINVAL;
 		else
-			path = argv[i];
+			a->path = argv[i];
 	}
-	if (!path)
-		return usage(stderr, EXIT_USAGE);
-	fmt = file_format(path, &vsize);
-	if (!fmt || stat(path, &st)) {
-		cli_err("image", "info: %s: %s", path, strerror(errno));
-		return EXIT_ERR;
-	}
-	if (!strcmp(fmt, "qcow2") && qcow2_info_get(path, &o, &qi))
-		return EXIT_ERR;
-	if (json) {
-		cJSON *j = info_json(path, fmt, strcmp(fmt, "qcow2") ? NULL : &qi, vsize,
-				     (uint64_t)st.st_blocks * 512);
-		char *s = cJSON_Print(j);
+	if (!a->path || (a->fmt && strcmp(a->fmt, "raw") && strcmp(a->fmt, "qcow2")))
+		return -EINVAL;
+	return 0;
+}
 
-		printf("%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(j);
-	} else {
-		info_text(path, fmt, strcmp(fmt, "qcow2") ? NULL : &qi, vsize,
-			  (uint64_t)st.st_blocks * 512);
+/* The chain is walked with the same root rule as a VM open (PATH's own
+ * directory), so info on a guest-written overlay reads no host file the
+ * guest named, unless the operator says --trust-backing. */
+static int cmd_info(int argc, char **argv)
+{
+	struct info_args a = { 0 };
+	struct qcow2_open_opts o = { 0 };
+	struct qcow2_info qi;
+	const char *fmt;
+	struct stat st;
+	uint64_t vsize;
+	bool q;
+
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
+		return usage(stdout, EXIT_OK);
+	if (parse_info(argc, argv, &a))
+		return usage(stderr, EXIT_USAGE);
+	o.trust_backing = a.trust;
+	fmt = file_format(a.path, &vsize);
+	if (!fmt || stat(a.path, &st)) {
+		cli_err("image", "info: %s: %s", a.path, strerror(errno));
+		return EXIT_ERR;
 	}
-	if (!strcmp(fmt, "qcow2"))
+	if (a.fmt && strcmp(a.fmt, fmt)) {
+		if (!strcmp(a.fmt, "qcow2")) {
+			cli_err("image", "info: %s is not a qcow2 image", a.path);
+			return EXIT_ERR;
+		}
+		fmt = "raw", vsize = (uint64_t)st.st_size;
+	}
+	q = !strcmp(fmt, "qcow2");
+	if (q && qcow2_info_get(a.path, &o, &qi)) {
+		if (!a.trust)
+			cli_err("image", "info: pass --trust-backing to follow backing files "
+				"outside the directory of %s", a.path);
+		return EXIT_ERR;
+	}
+	print_info(a.path, fmt, q ? &qi : NULL, vsize, (uint64_t)st.st_blocks * 512, a.json);
+	if (q)
 		qcow2_info_free(&qi);
 	return EXIT_OK;
 }
