@@ -208,10 +208,11 @@ static void client_frame(struct xs *x, const struct ap_hdr *h, const uint8_t *p)
 	}
 }
 
+static void parse_frames(struct xs *x);
+
 static void read_client(struct xs *x)
 {
 	ssize_t r = read(x->conn, x->rx + x->rx_len, RX_CAP - x->rx_len);
-	long n;
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
@@ -221,7 +222,15 @@ static void read_client(struct xs *x)
 		return;
 	}
 	x->rx_len += (size_t)r;
-	while (x->ib_len < IN_HIGH && (n = ap_frame_size(x->rx, x->rx_len)) != 0) {
+	parse_frames(x);
+}
+
+/* Frames already received, as far as the stdin buffer has room (back-pressure). */
+static void parse_frames(struct xs *x)
+{
+	long n;
+
+	while (!x->conn_gone && x->ib_len < IN_HIGH && (n = ap_frame_size(x->rx, x->rx_len)) != 0) {
 		struct ap_hdr h;
 
 		if (n < 0 || ap_hdr_decode(x->rx, x->rx_len, &h)) {
@@ -298,8 +307,10 @@ static void loop(struct xs *x)
 			pump_output(x, &x->out_fd, AP_STDOUT);
 		if (p[3].revents)
 			pump_output(x, &x->err_fd, AP_STDERR);
-		if ((p[4].revents && x->ib_len) || (x->stdin_eof && !x->ib_len))
+		if ((p[4].revents && x->ib_len) || (x->stdin_eof && !x->ib_len)) {
 			feed_stdin(x);
+			parse_frames(x);
+		}
 		reap(x);
 	}
 }
