@@ -98,6 +98,19 @@ static int write_image(int fd, const uint8_t *hdr, const struct layout *l)
 	return err ? err : qcow2_sync(fd);
 }
 
+/* The new directory entry must survive a crash as well as the contents. */
+static void sync_parent(const char *path)
+{
+	char *tmp = strdup(path);
+	int fd = tmp ? open(dirname(tmp), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+
+	if (fd >= 0) {
+		(void)fsync(fd);
+		close(fd);
+	}
+	free(tmp);
+}
+
 static int create_image(const char *path, const char *bpath, const char *bfmt,
 			uint64_t size, unsigned bits)
 {
@@ -130,6 +143,8 @@ static int create_image(const char *path, const char *bpath, const char *bfmt,
 	close(fd);
 	if (err)
 		unlink(path);
+	else
+		sync_parent(path);
 out:
 	free(hdr);
 	return err;

@@ -216,3 +216,28 @@ Test(qcow2_diff, v2_image_read_and_write)
 	cr_assert_not_null(strstr(out, "compat: 0.10"), "%s", out);
 	free(out), free(ov), free(ref);
 }
+
+/* Every refcount width QEMU can create (refcount_order 0..6) is kept
+ * exact by mvm's allocator; 4K clusters make refcount blocks fill up. */
+Test(qcow2_diff, all_refcount_widths)
+{
+	char *ov = qt_path(dir, "rc.qcow2"), *ref = qt_path(dir, "ref.raw");
+
+	for (int bits = 1; bits <= 64; bits *= 2) {
+		int fd;
+
+		unlink(ov);
+		unlink(ref);
+		cr_assert_eq(qt_run(NULL, "truncate -s %llu %s", (unsigned long long)VSIZE, ref), 0);
+		cr_assert_eq(qt_run(NULL, "qemu-img create -q -f qcow2 -o refcount_bits=%d,"
+				    "cluster_size=4096 %s %llu", bits, ov,
+				    (unsigned long long)VSIZE), 0);
+		fd = open(ref, O_RDWR);
+		mvm_writes(ov, fd, (uint64_t)bits, 250, 12, NULL);
+		close(fd);
+		assert_check_clean(ov);
+		assert_same(ov, ref);
+	}
+	free(ov);
+	free(ref);
+}
