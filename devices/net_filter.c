@@ -343,6 +343,33 @@ static bool in_virtual_net(const struct net_config *c, const struct net_addr *a)
 	       net_addr_in_prefix(a, &c->net6, c->prefix6);
 }
 
+/* Special destinations, in every mode. Loopback, unspecified, v4-mapped and
+ * reserved addresses would make slirp connect to the host itself (a crafted
+ * frame can carry any destination): never. Private, CGNAT, link-local (the
+ * cloud metadata service) and unique-local: only under an allow CIDR rule
+ * covering them, as for DNS answers (net_pins_answer_ok). */
+static bool special_dst_ok(const struct net_policy *p, const struct net_addr *dst, char *why,
+			   size_t wl)
+{
+	enum net_addr_class c = net_addr_classify(dst);
+
+	switch (c) {
+	case NET_ADDR_PUBLIC:
+		return true;
+	case NET_ADDR_PRIVATE:
+	case NET_ADDR_CGNAT:
+	case NET_ADDR_LINKLOCAL:
+	case NET_ADDR_ULA:
+		if (net_pins_answer_ok(&p->rules, dst))
+			return true;
+		break;
+	default:
+		break;
+	}
+	snprintf(why, wl, "%s destination", net_addr_class_name(c));
+	return false;
+}
+
 /* May the guest open (dst, port, proto)? @name receives the pinned name that
  * admitted it, if any. @any_age: accept expired pins (re-checks of
  * established connections must not die with a TTL). */
@@ -361,6 +388,8 @@ static bool decide(struct net_policy *p, const struct net_addr *dst, uint16_t po
 	}
 	if (in_virtual_net(&p->cfg, dst))
 		return decide_virtual(p, dst, port, proto, why, wl);
+	if (!special_dst_ok(p, dst, why, wl))
+		return false;
 	if (rs->mode == NET_MODE_NONE) {
 		snprintf(why, wl, "mode none");
 		return false;

@@ -451,6 +451,18 @@ Test(net_filter, mode_none_and_open)
 	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "any.example.net", DNS_T_A)),
 		     NET_ANSWER);
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "10.0.2.2", 22)), NET_ANSWER, "host stays closed");
+	/* crafted destinations that would reach the host or its LAN */
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "127.0.0.1", 22)), NET_ANSWER);
+	cr_assert_str_eq(events[n_events - 1].reason, "loopback destination");
+	cr_assert_eq(run(f, syn(f, "fec0::15", "::ffff:127.0.0.1", 22)), NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "fec0::15", "::1", 22)), NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "0.0.0.0", 22)), NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "169.254.169.254", 80)), NET_ANSWER);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "192.168.1.10", 80)), NET_ANSWER);
+	cr_assert_eq(net_policy_allow(&pol, "192.168.1.0/24:80/tcp", err, sizeof(err)), 0);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "192.168.1.10", 80)), NET_PASS);
+	cr_assert_eq(net_policy_allow(&pol, "0.0.0.0/0", err, sizeof(err)), 0);
+	cr_assert_eq(run(f, syn(f, "10.0.2.15", "127.0.0.1", 22)), NET_ANSWER, "never");
 }
 
 Test(net_filter, deny_at_run_time_revokes_established)
