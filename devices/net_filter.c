@@ -680,6 +680,10 @@ enum net_verdict net_filter_dns_answer(struct net_policy *p, const struct net_dn
 	char reason[NET_REASON_MAX];
 
 	memset(out, 0, offsetof(struct net_filter_result, reply));
+	/* The rules may have changed while the glue was resolving. */
+	if (!name_allowed(p, q->q.name, reason, sizeof(reason)))
+		return dns_error(out, &q->pkt, q->msg, &q->q, DNS_RCODE_NXDOMAIN,
+				 "dns name no longer allowed");
 	for (size_t i = 0; i < n && nk < DNS_MAX_ADDRS; i++) {
 		if (!net_pins_answer_ok(&p->rules, &addrs[i].addr)) {
 			snprintf(reason, sizeof(reason), "rebinding: answer in %s range",

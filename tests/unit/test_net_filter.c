@@ -649,6 +649,9 @@ Test(net_filter, deny_name_with_port_keeps_resolution)
 	cr_assert_eq(net_policy_deny(&pol, "example.com", err, sizeof(err)), 0);
 	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "example.com", DNS_T_A)),
 		     NET_ANSWER);
+	size_t mlen;
+	cr_assert_eq(net_filter_dns_answer(&pol, &pend, &rec, 1, &res), NET_ANSWER);
+	cr_assert_eq(reply_dns(&mlen)[3] & 0xf, DNS_RCODE_NXDOMAIN, "denied while resolving");
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 443)), NET_ANSWER,
 		     "a name deny also voids its pins");
 }
