@@ -1,5 +1,5 @@
 /*
- * qcow2 crash test: a child writes a seeded random stream with a flush
+ * qcow2 crash test: a child writes (and discards) a seeded random stream, a flush
  * every BATCH writes and reports each completed flush through a pipe; the
  * parent SIGKILLs it at a random moment. Afterwards `qemu-img check` must
  * find no corruption (leaks are fine) and every write acknowledged by the
@@ -38,6 +38,7 @@ TestSuite(qcow2_crash, .init = setup, .fini = teardown);
 struct wr {
 	uint64_t off, seed;
 	size_t len;
+	bool discard;	/* v3 discard: whole clusters inside read as zero */
 };
 
 static struct wr gen(uint64_t round, uint64_t i)
@@ -50,6 +51,7 @@ static struct wr gen(uint64_t round, uint64_t i)
 	if (w.len > VS - w.off)
 		w.len = VS - w.off;
 	w.seed = qt_rand(&rs);
+	w.discard = qt_rand(&rs) % 16 == 0;
 	return w;
 }
 
@@ -65,7 +67,8 @@ static void child(const char *img, unsigned cache, uint64_t round, int fd)
 		struct wr w = gen(round, i);
 
 		qt_fill(buf, w.len, w.seed);
-		if (b->ops->write(b, buf, w.off, w.len))
+		if (w.discard ? b->ops->discard(b, w.off, w.len)
+			      : b->ops->write(b, buf, w.off, w.len))
 			_exit(3);
 		if ((i + 1) % BATCH)
 			continue;
@@ -129,8 +132,18 @@ static uint8_t *image_bytes(const char *img)
 }
 
 /* Bytes of writes after @acked may or may not have landed: skip those. */
+static void apply(uint8_t *img, const struct wr *w, uint64_t cs)
+{
+	uint64_t s = (w->off + cs - 1) & ~(cs - 1), e = (w->off + w->len) & ~(cs - 1);
+
+	if (!w->discard)
+		qt_fill(img + w->off, w->len, w->seed);
+	else if (e > s)
+		memset(img + s, 0, e - s);
+}
+
 static void verify(const uint8_t *base, const uint8_t *now, uint64_t round,
-		   uint64_t acked)
+		   uint64_t acked, uint64_t cs)
 {
 	uint8_t *want = malloc(VS), *unsure = calloc(1, VS);
 
@@ -138,7 +151,7 @@ static void verify(const uint8_t *base, const uint8_t *now, uint64_t round,
 	for (uint64_t i = 0; i < acked; i++) {
 		struct wr w = gen(round, i);
 
-		qt_fill(want + w.off, w.len, w.seed);
+		apply(want, &w, cs);
 	}
 	for (uint64_t i = acked; i < acked + 2 * BATCH; i++) {
 		struct wr w = gen(round, i);
@@ -171,7 +184,7 @@ static void crash_rounds(unsigned bits, unsigned cache, int rounds)
 
 		assert_no_corruption(img);
 		now = image_bytes(img);
-		verify(before, now, round, acked);
+		verify(before, now, round, acked, 1ULL << bits);
 		free(before);
 		before = now;
 	}
