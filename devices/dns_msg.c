@@ -187,7 +187,7 @@ static int answer_pass(const uint8_t *msg, size_t len, size_t start, unsigned co
 			continue;
 		if (collect && rr.type == DNS_T_CNAME && *n <= DNS_MAX_CNAMES) {
 			if (dns_read_name(msg, len, rr.rdoff, chain[*n], NET_NAME_MAX + 1, &end) ==
-				    0 &&
+				0 &&
 			    !in_chain(chain, *n, chain[*n]))
 				(*n)++;
 		} else if (!collect && (rr.type == DNS_T_A || rr.type == DNS_T_AAAA)) {
@@ -227,8 +227,7 @@ int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *a)
 		return -EINVAL;
 	a->id = rd16(msg);
 	a->rcode = rd16(msg + 2) & 0xf;
-	if (dns_read_name(msg, len, DNS_HDR_LEN, a->qname, sizeof(a->qname), &off) ||
-	    off + 4 > len)
+	if (dns_read_name(msg, len, DNS_HDR_LEN, a->qname, sizeof(a->qname), &off) || off + 4 > len)
 		return -EINVAL;
 	a->qtype = rd16(msg + off);
 	return walk_answers(msg, len, off + 4, rd16(msg + 6), a);
@@ -264,8 +263,8 @@ static int encode_name(const char *name, uint8_t *out, size_t cap, size_t *len)
 /* Header + question; flags: QR, same opcode and RD, RA (RFC 1035 §4.1.1).
  * The question is copied as sent (0x20-randomised case survives) unless it
  * was compressed: its pointers referred to the query's header, not ours. */
-static int build_head(const uint8_t *query, const struct dns_query *q, unsigned rcode,
-		      uint8_t *out, size_t cap, size_t *outlen)
+static int build_head(const uint8_t *query, const struct dns_query *q, unsigned rcode, uint8_t *out,
+		      size_t cap, size_t *outlen)
 {
 	size_t qlen = q->question_end - DNS_HDR_LEN, nlen;
 

@@ -10,10 +10,10 @@
 #include "net_rules.h"
 
 #define DNS_HDR_LEN 12
-#define DNS_UDP_MAX 512     /* RFC 1035 §4.2.1: we never send more without EDNS */
-#define DNS_MAX_RECORDS 64  /* per section; more is an attack, not a resolver */
-#define DNS_MAX_ADDRS 16    /* addresses collected from one answer */
-#define DNS_MAX_CNAMES 8    /* CNAME chain hops followed from the query name */
+#define DNS_UDP_MAX 512	   /* RFC 1035 §4.2.1: we never send more without EDNS */
+#define DNS_MAX_RECORDS 64 /* per section; more is an attack, not a resolver */
+#define DNS_MAX_ADDRS 16   /* addresses collected from one answer */
+#define DNS_MAX_CNAMES 8   /* CNAME chain hops followed from the query name */
 
 enum { DNS_T_A = 1, DNS_T_CNAME = 5, DNS_T_TXT = 16, DNS_T_AAAA = 28, DNS_C_IN = 1 };
 enum {
@@ -60,13 +60,13 @@ int dns_read_name(const uint8_t *msg, size_t len, size_t off, char *out, size_t 
  * (malformed) or -EPROTO (well formed but not a query we answer: QR set or
  * QDCOUNT != 1). For opcodes other than QUERY q->opcode tells the caller. */
 int dns_parse_query(const uint8_t *msg, size_t len, struct dns_query *q)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Parse a response for the A/AAAA addresses of the question name, following
  * CNAMEs that start at it. Records for other owners are ignored (they are
  * how cache-poisoning answers smuggle addresses in). Returns 0 or -EINVAL. */
 int dns_parse_answer(const uint8_t *msg, size_t len, struct dns_answer *a)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* Reply carrying only header and question with @rcode (NXDOMAIN, REFUSED...).
  * Returns 0 or -ENOSPC. */
@@ -87,7 +87,7 @@ int dns_build_query(uint16_t id, const char *name, uint16_t qtype, uint8_t *out,
  * prefix. unframe returns the message in [*msg, *msg + *mlen) and the bytes
  * consumed, 0 if more bytes are needed, or -EINVAL for a zero length. */
 int dns_tcp_frame(const uint8_t *msg, size_t mlen, uint8_t *out, size_t cap, size_t *outlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 int dns_tcp_unframe(const uint8_t *buf, size_t len, const uint8_t **msg, size_t *mlen);
 
 #endif

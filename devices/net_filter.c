@@ -181,7 +181,8 @@ int net_event_to_json(const struct net_event *ev, char *buf, size_t cap)
 		jput(&b, ",\"proto\":");
 		jstr(&b, ev->proto);
 		jput(&b, ",\"dst\":");
-		jstr_or_null(&b, ev->dst.family ? net_addr_format(&ev->dst, abuf, sizeof(abuf)) : NULL);
+		jstr_or_null(&b,
+			     ev->dst.family ? net_addr_format(&ev->dst, abuf, sizeof(abuf)) : NULL);
 		jput(&b, ",\"port\":%u,\"name\":", ev->port);
 		jstr_or_null(&b, ev->name);
 		jput(&b, ",\"reason\":");
@@ -373,8 +374,8 @@ static bool special_dst_ok(const struct net_policy *p, const struct net_addr *ds
 /* May the guest open (dst, port, proto)? @name receives the pinned name that
  * admitted it, if any. @any_age: accept expired pins (re-checks of
  * established connections must not die with a TTL). */
-static bool decide(struct net_policy *p, const struct net_addr *dst, uint16_t port,
-		   unsigned proto, bool any_age, char *name, char *why, size_t wl)
+static bool decide(struct net_policy *p, const struct net_addr *dst, uint16_t port, unsigned proto,
+		   bool any_age, char *name, char *why, size_t wl)
 {
 	const struct net_rules *rs = &p->rules;
 	const struct net_rule *r;
@@ -611,8 +612,8 @@ static enum net_verdict dns_udp(struct net_policy *p, const struct net_pkt *k,
 	if (q.opcode != 0) /* RFC 1035 §4.1.1: only standard queries */
 		return dns_error(out, k, msg, &q, DNS_RCODE_NOTIMP, "dns opcode");
 	if (p->rules.mode == NET_MODE_NONE || q.qclass != DNS_C_IN) {
-		deny_event(p, k, "dns", q.name, p->rules.mode == NET_MODE_NONE ? "mode none"
-										 : "dns class not IN");
+		deny_event(p, k, "dns", q.name,
+			   p->rules.mode == NET_MODE_NONE ? "mode none" : "dns class not IN");
 		return dns_error(out, k, msg, &q, DNS_RCODE_REFUSED, "dns refused");
 	}
 	if (!name_allowed(p, q.name, why, sizeof(why))) {
@@ -732,7 +733,9 @@ static bool is_group(const struct net_addr *a)
 
 static unsigned proto_bit(const struct net_pkt *k)
 {
-	return k->proto == IPPROTO_TCP ? NET_P_TCP : k->proto == IPPROTO_UDP ? NET_P_UDP : NET_P_ICMP;
+	return k->proto == IPPROTO_TCP	 ? NET_P_TCP
+	       : k->proto == IPPROTO_UDP ? NET_P_UDP
+					 : NET_P_ICMP;
 }
 
 /* Traffic that runs the virtual link itself: DHCPv4 (RFC 2131) and IPv6
@@ -833,7 +836,8 @@ static void pin_answer(struct net_policy *p, const uint8_t *msg, size_t len)
 	char why[NET_REASON_MAX];
 	uint64_t now = now_ms(p);
 
-	if (dns_parse_answer(msg, len, &a) || a.rcode || !name_allowed(p, a.qname, why, sizeof(why)))
+	if (dns_parse_answer(msg, len, &a) || a.rcode ||
+	    !name_allowed(p, a.qname, why, sizeof(why)))
 		return;
 	for (size_t i = 0; i < a.n_addrs; i++)
 		if (net_pins_answer_ok(&p->rules, &a.addrs[i].addr))
@@ -867,8 +871,8 @@ enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, 
 
 /* ---- dry run ---- */
 
-static int check_name(struct net_policy *p, const struct net_rule *r, uint16_t port,
-		      unsigned proto, char *why, size_t wl)
+static int check_name(struct net_policy *p, const struct net_rule *r, uint16_t port, unsigned proto,
+		      char *why, size_t wl)
 {
 	const struct net_rule *a;
 
@@ -915,8 +919,9 @@ int net_policy_check(struct net_policy *p, const char *spec, char *why, size_t w
 	}
 	dst = r.kind == NET_RULE_HOST_LOOPBACK ? p->cfg.gw4 : r.addr;
 	if (port == 53) {
-		snprintf(why, whylen, is_vdns(p, &dst) ? "DNS: answered by the policy"
-						       : "DNS to a resolver other than the virtual one");
+		snprintf(why, whylen,
+			 is_vdns(p, &dst) ? "DNS: answered by the policy"
+					  : "DNS to a resolver other than the virtual one");
 		return is_vdns(p, &dst) && p->rules.mode != NET_MODE_NONE;
 	}
 	return decide(p, &dst, port, proto, false, name, why, whylen);

@@ -39,9 +39,9 @@ enum net_verdict { NET_PASS, NET_DROP, NET_ANSWER, NET_RESOLVE };
 
 /* One denial. Written as a JSON line by net_event_to_json(). */
 struct net_event {
-	uint64_t time_ms;  /* wall clock, ms since the epoch */
-	const char *type;  /* "net-deny" or "net-deny-suppressed" */
-	const char *proto; /* "tcp", "udp", "icmp", "icmpv6", "dns", "ip", "eth" */
+	uint64_t time_ms;    /* wall clock, ms since the epoch */
+	const char *type;    /* "net-deny" or "net-deny-suppressed" */
+	const char *proto;   /* "tcp", "udp", "icmp", "icmpv6", "dns", "ip", "eth" */
 	struct net_addr dst; /* family 0: none */
 	uint16_t port;
 	char name[NET_NAME_MAX + 1]; /* queried or pinned name, "" if none */
@@ -61,10 +61,10 @@ struct net_dns_pending {
 
 struct net_filter_result {
 	enum net_verdict verdict;
-	const char *why;             /* short reason for DROP/ANSWER (debug logging) */
-	size_t reply_len;            /* NET_ANSWER: frame for the guest */
+	const char *why;  /* short reason for DROP/ANSWER (debug logging) */
+	size_t reply_len; /* NET_ANSWER: frame for the guest */
 	uint8_t reply[NET_REPLY_MAX];
-	struct net_dns_pending dns;  /* NET_RESOLVE */
+	struct net_dns_pending dns; /* NET_RESOLVE */
 };
 
 struct net_conn {
@@ -78,7 +78,7 @@ struct net_policy {
 	struct net_rules rules;
 	struct net_config cfg;
 	struct net_pins pins;
-	struct net_conn *conns; /* admitted TCP connections, NET_CONNS_MAX slots */
+	struct net_conn *conns;		    /* admitted TCP connections, NET_CONNS_MAX slots */
 	uint64_t (*clock_ms)(void *opaque); /* monotonic; overridable for tests */
 	void *clock_opaque;
 	net_event_fn on_event;
@@ -94,16 +94,16 @@ void net_policy_free(struct net_policy *p);
 /* Replace mode, rules and config from a JSON file (docs/network-policy.md).
  * Pins are kept; established connections are re-checked. */
 int net_policy_load(struct net_policy *p, const char *path, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 int net_policy_load_json(struct net_policy *p, const char *json, size_t len, char *err,
 			 size_t errlen) __attribute__((warn_unused_result));
 /* Run-time changes. deny adds a deny rule (deny wins over allow); remove
  * deletes a rule by its text (either kind). Established connections that a
  * change revokes get a RST on their next packet. */
 int net_policy_allow(struct net_policy *p, const char *rule, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 int net_policy_deny(struct net_policy *p, const char *rule, char *err, size_t errlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 int net_policy_remove(struct net_policy *p, const char *rule);
 void net_policy_set_mode(struct net_policy *p, enum net_mode mode);
 void net_policy_set_events(struct net_policy *p, net_event_fn fn, void *opaque);

@@ -126,8 +126,7 @@ static int parse_ipv4(struct net_pkt *p, const char **why)
 /* Walk at most NET_IPV6_EXT_MAX extension headers (RFC 8200 §4). Fragments
  * are dropped like IPv4 fragments (RFC 8200 §4.5; RFC 7112 for why the
  * upper-layer header may be missing from the first one). */
-static int walk_ipv6_ext(struct net_pkt *p, uint8_t nh, size_t off, size_t end,
-			 const char **why)
+static int walk_ipv6_ext(struct net_pkt *p, uint8_t nh, size_t off, size_t end, const char **why)
 {
 	for (int i = 0; i <= NET_IPV6_EXT_MAX; i++) {
 		switch (nh) {

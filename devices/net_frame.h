@@ -10,8 +10,8 @@
 #include "net_rules.h"
 
 #define NET_ETH_HLEN 14
-#define NET_REPLY_MAX 1514   /* replies fit a standard Ethernet frame */
-#define NET_IPV6_EXT_MAX 4   /* extension headers walked before giving up */
+#define NET_REPLY_MAX 1514 /* replies fit a standard Ethernet frame */
+#define NET_IPV6_EXT_MAX 4 /* extension headers walked before giving up */
 
 enum { NET_ETH_IPV4 = 0x0800, NET_ETH_ARP = 0x0806, NET_ETH_IPV6 = 0x86dd };
 enum { NET_TCP_FIN = 0x01, NET_TCP_SYN = 0x02, NET_TCP_RST = 0x04, NET_TCP_ACK = 0x10 };
@@ -39,7 +39,7 @@ struct net_pkt {
  * malformed frame or -EPROTO for one we refuse to carry (fragments, unknown
  * ethertype, IPv6 jumbograms, too many extension headers); *why names it. */
 int net_frame_parse(const uint8_t *f, size_t len, struct net_pkt *pkt, const char **why)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 static inline bool net_pkt_is_syn(const struct net_pkt *p)
 {
@@ -50,14 +50,14 @@ static inline bool net_pkt_is_syn(const struct net_pkt *p)
  * sender as if from the destination. Returns 0, -EINVAL (not TCP, or a RST:
  * never answer a RST) or -ENOSPC. */
 int net_build_tcp_rst(const struct net_pkt *pkt, uint8_t *out, size_t cap, size_t *outlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* ICMP "administratively prohibited" (RFC 1812 §5.2.7.1 code 13; ICMPv6
  * RFC 4443 §3.1 code 1) quoting the denied packet. -EINVAL when an error
  * must not be sent (RFC 1122 §3.2.2, RFC 4443 §2.4(e): in reply to ICMP
  * errors, or to multicast/broadcast). */
 int net_build_unreach(const struct net_pkt *pkt, uint8_t *out, size_t cap, size_t *outlen)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 
 /* UDP datagram back to the sender of @pkt (ports and addresses swapped)
  * carrying @data: how locally built DNS answers reach the guest. */

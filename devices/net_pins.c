@@ -16,15 +16,23 @@ struct range {
 
 /* RFC 6890 special-purpose registries, reduced to what rebinding abuses. */
 static const struct range ranges[] = {
-	{"0.0.0.0", 8, NET_ADDR_UNSPECIFIED},  {"127.0.0.0", 8, NET_ADDR_LOOPBACK},
-	{"10.0.0.0", 8, NET_ADDR_PRIVATE},     {"172.16.0.0", 12, NET_ADDR_PRIVATE},
-	{"192.168.0.0", 16, NET_ADDR_PRIVATE}, {"100.64.0.0", 10, NET_ADDR_CGNAT},
-	{"169.254.0.0", 16, NET_ADDR_LINKLOCAL}, {"224.0.0.0", 4, NET_ADDR_MULTICAST},
-	{"240.0.0.0", 4, NET_ADDR_RESERVED},   {"::", 128, NET_ADDR_UNSPECIFIED},
-	{"::1", 128, NET_ADDR_LOOPBACK},       {"::", 96, NET_ADDR_RESERVED},
-	{"::ffff:0:0", 96, NET_ADDR_RESERVED}, {"fe80::", 10, NET_ADDR_LINKLOCAL},
-	{"fc00::", 7, NET_ADDR_ULA},           {"fec0::", 10, NET_ADDR_ULA},
-	{"ff00::", 8, NET_ADDR_MULTICAST},
+    {"0.0.0.0", 8, NET_ADDR_UNSPECIFIED},
+    {"127.0.0.0", 8, NET_ADDR_LOOPBACK},
+    {"10.0.0.0", 8, NET_ADDR_PRIVATE},
+    {"172.16.0.0", 12, NET_ADDR_PRIVATE},
+    {"192.168.0.0", 16, NET_ADDR_PRIVATE},
+    {"100.64.0.0", 10, NET_ADDR_CGNAT},
+    {"169.254.0.0", 16, NET_ADDR_LINKLOCAL},
+    {"224.0.0.0", 4, NET_ADDR_MULTICAST},
+    {"240.0.0.0", 4, NET_ADDR_RESERVED},
+    {"::", 128, NET_ADDR_UNSPECIFIED},
+    {"::1", 128, NET_ADDR_LOOPBACK},
+    {"::", 96, NET_ADDR_RESERVED},
+    {"::ffff:0:0", 96, NET_ADDR_RESERVED},
+    {"fe80::", 10, NET_ADDR_LINKLOCAL},
+    {"fc00::", 7, NET_ADDR_ULA},
+    {"fec0::", 10, NET_ADDR_ULA},
+    {"ff00::", 8, NET_ADDR_MULTICAST},
 };
 
 enum net_addr_class net_addr_classify(const struct net_addr *a)
@@ -42,11 +50,11 @@ enum net_addr_class net_addr_classify(const struct net_addr *a)
 const char *net_addr_class_name(enum net_addr_class c)
 {
 	static const char *const names[] = {
-		[NET_ADDR_PUBLIC] = "public",       [NET_ADDR_UNSPECIFIED] = "unspecified",
-		[NET_ADDR_LOOPBACK] = "loopback",   [NET_ADDR_PRIVATE] = "private",
-		[NET_ADDR_CGNAT] = "cgnat",         [NET_ADDR_LINKLOCAL] = "link-local",
-		[NET_ADDR_ULA] = "unique-local",    [NET_ADDR_MULTICAST] = "multicast",
-		[NET_ADDR_RESERVED] = "reserved",
+	    [NET_ADDR_PUBLIC] = "public",     [NET_ADDR_UNSPECIFIED] = "unspecified",
+	    [NET_ADDR_LOOPBACK] = "loopback", [NET_ADDR_PRIVATE] = "private",
+	    [NET_ADDR_CGNAT] = "cgnat",	      [NET_ADDR_LINKLOCAL] = "link-local",
+	    [NET_ADDR_ULA] = "unique-local",  [NET_ADDR_MULTICAST] = "multicast",
+	    [NET_ADDR_RESERVED] = "reserved",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
 }

@@ -30,9 +30,9 @@ enum net_addr_class {
 	NET_ADDR_UNSPECIFIED, /* 0.0.0.0/8, :: */
 	NET_ADDR_LOOPBACK,    /* 127/8, ::1 */
 	NET_ADDR_PRIVATE,     /* RFC 1918 */
-	NET_ADDR_CGNAT,       /* RFC 6598 100.64/10 */
+	NET_ADDR_CGNAT,	      /* RFC 6598 100.64/10 */
 	NET_ADDR_LINKLOCAL,   /* 169.254/16, fe80::/10 */
-	NET_ADDR_ULA,         /* RFC 4193 fc00::/7, and deprecated site-local fec0::/10 */
+	NET_ADDR_ULA,	      /* RFC 4193 fc00::/7, and deprecated site-local fec0::/10 */
 	NET_ADDR_MULTICAST,   /* 224/4, ff00::/8 */
 	NET_ADDR_RESERVED,    /* 240/4 incl. broadcast, v4-mapped/compatible v6 */
 };
@@ -44,7 +44,7 @@ const char *net_addr_class_name(enum net_addr_class c);
  * the floor stops a 0-TTL answer from expiring before the guest connects,
  * the cap stops a name from holding an address forever. Returns 0 or -ENOMEM. */
 int net_pins_init(struct net_pins *p, size_t max, uint32_t ttl_min, uint32_t ttl_max)
-	__attribute__((warn_unused_result));
+    __attribute__((warn_unused_result));
 void net_pins_free(struct net_pins *p);
 
 /* Rebinding guard: may @name's answer contain @a? Public addresses yes;

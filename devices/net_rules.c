@@ -15,7 +15,7 @@
 #include "net_rules.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -182,8 +182,8 @@ static int parse_ports(const char *s, struct net_rule *r, char *err, size_t errl
 
 /* Split "HOST[/PREFIX][:PORTS]" into host, prefix text and port text. IPv6
  * must be bracketed so the port colon is unambiguous. */
-static int split_host(char *s, char **host, char **prefix, char **ports, bool *bracketed,
-		      char *err, size_t errlen)
+static int split_host(char *s, char **host, char **prefix, char **ports, bool *bracketed, char *err,
+		      size_t errlen)
 {
 	char *colon;
 
@@ -234,8 +234,9 @@ static int parse_cidr(struct net_rule *r, const char *host, const char *prefix, 
 
 	r->kind = NET_RULE_CIDR;
 	if (bracketed != (r->addr.family == AF_INET6))
-		return fail(err, errlen, bracketed ? "'%s' in brackets is not an IPv6 address"
-						   : "IPv6 address '%s' needs brackets",
+		return fail(err, errlen,
+			    bracketed ? "'%s' in brackets is not an IPv6 address"
+				      : "IPv6 address '%s' needs brackets",
 			    host);
 	max = r->addr.family == AF_INET ? 32 : 128;
 	r->prefix = max;
@@ -265,10 +266,11 @@ static int parse_name(struct net_rule *r, const char *host, const char *prefix, 
 	if (net_name_normalize(host + (wild ? 2 : 0), r->name, sizeof(r->name), err, errlen))
 		return -EINVAL;
 	if (!strchr(r->name, '.'))
-		return fail(err, errlen,
-			    wild ? "wildcard needs at least two labels after '*.' (e.g. *.example.com)"
-				 : "name '%s' needs at least two labels (e.g. example.com)",
-			    r->name);
+		return fail(
+		    err, errlen,
+		    wild ? "wildcard needs at least two labels after '*.' (e.g. *.example.com)"
+			 : "name '%s' needs at least two labels (e.g. example.com)",
+		    r->name);
 	last = strrchr(r->name, '.') + 1;
 	if (strspn(last, "0123456789") == strlen(last))
 		return fail(err, errlen, "'%s' is neither a valid IP address nor a name", host);
@@ -304,8 +306,8 @@ int net_rule_parse(const char *text, enum net_action act, struct net_rule *out, 
 	if (!*host)
 		return fail(err, errlen, "missing host in rule '%s'", text);
 	if (prefix && !isdigit((unsigned char)*prefix))
-		return fail(err, errlen, "unknown suffix '/%s' (want /tcp, /udp or a prefix length)",
-			    prefix);
+		return fail(err, errlen,
+			    "unknown suffix '/%s' (want /tcp, /udp or a prefix length)", prefix);
 	if (ports && parse_ports(ports, out, err, errlen))
 		return -EINVAL;
 	if (!strcasecmp(host, "host-loopback") && !bracketed) {
@@ -394,9 +396,9 @@ void net_rules_set_mode(struct net_rules *r, enum net_mode mode)
 }
 
 static const char *const mode_names[] = {
-	[NET_MODE_NONE] = "none",
-	[NET_MODE_ALLOWLIST] = "allowlist",
-	[NET_MODE_OPEN] = "open",
+    [NET_MODE_NONE] = "none",
+    [NET_MODE_ALLOWLIST] = "allowlist",
+    [NET_MODE_OPEN] = "open",
 };
 
 int net_mode_parse(const char *s, enum net_mode *out)
@@ -540,8 +542,8 @@ static int json_prefix(const cJSON *o, const char *key, struct net_addr *net, un
 	return 0;
 }
 
-static int json_u32(const cJSON *o, const char *sect, const char *key, uint32_t *out,
-		    uint32_t max, char *err, size_t errlen)
+static int json_u32(const cJSON *o, const char *sect, const char *key, uint32_t *out, uint32_t max,
+		    char *err, size_t errlen)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
@@ -576,7 +578,7 @@ static int json_only(const cJSON *o, const char *sect, const char *const *keys, 
 static int json_network(const cJSON *o, struct net_config *c, char *err, size_t errlen)
 {
 	static const char *const keys[] = {"ipv4",     "gateway4", "dns4", "ipv6",
-					   "gateway6", "dns6",     "dhcp", NULL};
+					   "gateway6", "dns6",	   "dhcp", NULL};
 	const cJSON *dhcp;
 
 	if (!o)
@@ -617,8 +619,8 @@ static int json_tuning(const cJSON *root, struct net_config *c, char *err, size_
 	return 0;
 }
 
-static int json_rules(const cJSON *root, const char *key, enum net_action act,
-		      struct net_rules *r, char *err, size_t errlen)
+static int json_rules(const cJSON *root, const char *key, enum net_action act, struct net_rules *r,
+		      char *err, size_t errlen)
 {
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, key), *it;
 	char why[200];
@@ -645,8 +647,8 @@ static int json_rules(const cJSON *root, const char *key, enum net_action act,
 static int json_policy(const cJSON *root, struct net_rules *r, struct net_config *c, char *err,
 		       size_t errlen)
 {
-	static const char *const keys[] = {"version", "mode",   "allow", "deny",
-					   "network", "dns",    "events", NULL};
+	static const char *const keys[] = {"version", "mode", "allow",	"deny",
+					   "network", "dns",  "events", NULL};
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(root, "mode");
 	int rc;
@@ -661,7 +663,8 @@ static int json_policy(const cJSON *root, struct net_rules *r, struct net_config
 	if (!rc)
 		rc = json_rules(root, "deny", NET_DENY, r, err, errlen);
 	if (!rc)
-		rc = json_network(cJSON_GetObjectItemCaseSensitive(root, "network"), c, err, errlen);
+		rc =
+		    json_network(cJSON_GetObjectItemCaseSensitive(root, "network"), c, err, errlen);
 	if (!rc)
 		rc = json_tuning(root, c, err, errlen);
 	return rc;

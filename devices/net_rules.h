@@ -30,20 +30,20 @@ enum {
 };
 
 enum net_rule_kind {
-	NET_RULE_NAME,          /* example.com: exactly that name */
-	NET_RULE_SUFFIX,        /* *.example.com: strict subdomains of it */
-	NET_RULE_CIDR,          /* 203.0.113.0/24, [2001:db8::]/32, single hosts */
+	NET_RULE_NAME,		/* example.com: exactly that name */
+	NET_RULE_SUFFIX,	/* *.example.com: strict subdomains of it */
+	NET_RULE_CIDR,		/* 203.0.113.0/24, [2001:db8::]/32, single hosts */
 	NET_RULE_HOST_LOOPBACK, /* host-loopback: the gateway address = host 127.0.0.1 */
 };
 
 struct net_rule {
 	enum net_rule_kind kind;
 	enum net_action action;
-	char name[NET_NAME_MAX + 1]; /* lower case, no trailing dot; SUFFIX: part after "*." */
-	struct net_addr addr;        /* CIDR: network address (host bits zero) */
-	unsigned prefix;             /* CIDR: prefix length */
-	uint16_t port_lo, port_hi;   /* 0-65535 when no port was given */
-	unsigned protos;             /* NET_P_* bits */
+	char name[NET_NAME_MAX + 1];  /* lower case, no trailing dot; SUFFIX: part after "*." */
+	struct net_addr addr;	      /* CIDR: network address (host bits zero) */
+	unsigned prefix;	      /* CIDR: prefix length */
+	uint16_t port_lo, port_hi;    /* 0-65535 when no port was given */
+	unsigned protos;	      /* NET_P_* bits */
 	char text[NET_RULE_TEXT_MAX]; /* the rule as written, for events and removal */
 };
 
@@ -60,9 +60,9 @@ struct net_config {
 	unsigned prefix4;
 	struct net_addr net6, gw6, dns6;
 	unsigned prefix6;
-	uint32_t ttl_min, ttl_max; /* DNS pin lifetime floor and cap, seconds */
+	uint32_t ttl_min, ttl_max;  /* DNS pin lifetime floor and cap, seconds */
 	uint32_t ev_rate, ev_burst; /* event token bucket: events/second, bucket size */
-	bool allow_dhcp;            /* pass DHCPv4 to slirp's built-in server */
+	bool allow_dhcp;	    /* pass DHCPv4 to slirp's built-in server */
 };
 
 /* Defaults: 10.0.2.0/24 gw .2 dns .3, fec0::/64 gw ::2 dns ::3, TTL 30..300 s,

@@ -72,8 +72,8 @@ static size_t wrap_dns(uint8_t *f, size_t cap, const uint8_t *data, size_t size,
 	return 14 + tot;
 }
 
-static enum net_verdict run(struct net_policy *p, const uint8_t *data, size_t size,
-			    unsigned how, struct net_filter_result *res)
+static enum net_verdict run(struct net_policy *p, const uint8_t *data, size_t size, unsigned how,
+			    struct net_filter_result *res)
 {
 	static uint8_t f[70000];
 	size_t len;

@@ -181,9 +181,10 @@ Test(net_dns, answer_follows_cname_chain_only)
 {
 	uint8_t m[300] = {0xab, 0xcd, 0x81, 0x80, 0, 1, 0, 3, 0, 0, 0, 0};
 	size_t p = 12;
-	static const uint8_t qn[] = {1, 'a', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e', 3, 'c', 'o', 'm', 0};
-	static const uint8_t evil[] = {4, 'e', 'v', 'i', 'l', 7, 'e', 'x', 'a', 'm', 'p', 'l', 'e',
-				       3, 'n', 'e', 't', 0};
+	static const uint8_t qn[] = {1,	  'a', 7, 'e', 'x', 'a', 'm', 'p',
+				     'l', 'e', 3, 'c', 'o', 'm', 0};
+	static const uint8_t evil[] = {4,   'e', 'v', 'i', 'l', 7,   'e', 'x', 'a',
+				       'm', 'p', 'l', 'e', 3,	'n', 'e', 't', 0};
 	struct dns_answer a;
 
 	memcpy(m + p, qn, sizeof(qn));
@@ -238,9 +239,10 @@ Test(net_dns, tcp_framing)
  * the reply must carry a clean, re-encoded question. */
 Test(net_dns, compressed_question_is_reencoded)
 {
-	uint8_t m[] = {0, 0, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0,
-		       1, 'A', 0xc0, 3, /* "A" + pointer to header byte 3 (0x00: root) */
-		       0, 1, 0, 1};
+	uint8_t m[] = {
+	    0, 0, 0x01, 0, 0, 1,   0,	 0,
+	    0, 0, 0,	0, 1, 'A', 0xc0, 3, /* "A" + pointer to header byte 3 (0x00: root) */
+	    0, 1, 0,	1};
 	uint8_t out[512];
 	size_t olen;
 	struct dns_query q;

@@ -117,8 +117,8 @@ static size_t ack(uint8_t *f, const char *src, const char *dst, uint16_t dport)
 	return mk(f, src, dst, IPPROTO_TCP, t, l4_tcp(t, 40000, dport, 0x10, 1001, 5, NULL, 0));
 }
 
-static size_t udp(uint8_t *f, const char *src, const char *dst, uint16_t dport,
-		  const uint8_t *data, size_t dlen)
+static size_t udp(uint8_t *f, const char *src, const char *dst, uint16_t dport, const uint8_t *data,
+		  size_t dlen)
 {
 	uint8_t u[600];
 
@@ -294,8 +294,7 @@ Test(net_filter, host_loopback_needs_an_explicit_rule)
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "10.0.2.2", 9000)), NET_ANSWER, "deny wins");
 }
 
-static size_t dns_q(uint8_t *f, const char *src, const char *dst, const char *name,
-		    uint16_t qtype)
+static size_t dns_q(uint8_t *f, const char *src, const char *dst, const char *name, uint16_t qtype)
 {
 	uint8_t m[512];
 	size_t mlen;
@@ -647,8 +646,7 @@ Test(net_filter, deny_name_with_port_keeps_resolution)
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 443)), NET_PASS);
 	cr_assert_eq(run(f, syn(f, "10.0.2.15", "203.0.113.25", 25)), NET_ANSWER);
 	cr_assert_eq(net_policy_deny(&pol, "example.com", err, sizeof(err)), 0);
-	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "example.com", DNS_T_A)),
-		     NET_ANSWER);
+	cr_assert_eq(run(f, dns_q(f, "10.0.2.15", "10.0.2.3", "example.com", DNS_T_A)), NET_ANSWER);
 	size_t mlen;
 	cr_assert_eq(net_filter_dns_answer(&pol, &pend, &rec, 1, &res), NET_ANSWER);
 	cr_assert_eq(reply_dns(&mlen)[3] & 0xf, DNS_RCODE_NXDOMAIN, "denied while resolving");
@@ -714,8 +712,9 @@ Test(net_filter, log_callback_writes_json_lines)
 		     NET_ANSWER);
 	cr_assert_eq(run(f, syn(f, "fec0::15", "2001:db8::9", 22)), NET_ANSWER);
 	fclose(mem);
-	cr_assert(strstr(buf, "\"proto\":\"dns\",\"dst\":\"10.0.2.3\",\"port\":53,"
-			      "\"name\":\"blocked.example.org\",\"reason\":\"name not allowlisted\"}\n"),
+	cr_assert(strstr(buf,
+			 "\"proto\":\"dns\",\"dst\":\"10.0.2.3\",\"port\":53,"
+			 "\"name\":\"blocked.example.org\",\"reason\":\"name not allowlisted\"}\n"),
 		  "%s", buf);
 	cr_assert(strstr(buf, "\"dst\":\"2001:db8::9\",\"port\":22,"), "%s", buf);
 	free(buf);

@@ -5,15 +5,15 @@
 
 #include "devices/net_pins.h"
 
-static struct net_addr A(const char *s)
-{
+static struct net_addr A(const char *s) {
 	struct net_addr a;
 
 	cr_assert_eq(net_addr_parse(s, &a), 0, "bad test address %s", s);
 	return a;
 }
 
-static bool collect(void *opaque, const char *name)
+static bool
+collect(void *opaque, const char *name)
 {
 	char *out = opaque;
 
@@ -39,16 +39,26 @@ Test(net_pins, classify_special_ranges)
 		const char *a;
 		enum net_addr_class c;
 	} cases[] = {
-		{"203.0.113.1", NET_ADDR_PUBLIC},   {"2001:db8::1", NET_ADDR_PUBLIC},
-		{"127.0.0.1", NET_ADDR_LOOPBACK},   {"::1", NET_ADDR_LOOPBACK},
-		{"10.1.2.3", NET_ADDR_PRIVATE},     {"172.31.255.255", NET_ADDR_PRIVATE},
-		{"172.32.0.1", NET_ADDR_PUBLIC},    {"192.168.1.1", NET_ADDR_PRIVATE},
-		{"100.64.0.1", NET_ADDR_CGNAT},     {"100.128.0.1", NET_ADDR_PUBLIC},
-		{"169.254.169.254", NET_ADDR_LINKLOCAL}, {"fe80::1", NET_ADDR_LINKLOCAL},
-		{"fd12::1", NET_ADDR_ULA},          {"fec0::3", NET_ADDR_ULA},
-		{"0.0.0.0", NET_ADDR_UNSPECIFIED},  {"::", NET_ADDR_UNSPECIFIED},
-		{"224.0.0.251", NET_ADDR_MULTICAST}, {"ff02::1", NET_ADDR_MULTICAST},
-		{"255.255.255.255", NET_ADDR_RESERVED}, {"::ffff:127.0.0.1", NET_ADDR_RESERVED},
+	    {"203.0.113.1", NET_ADDR_PUBLIC},
+	    {"2001:db8::1", NET_ADDR_PUBLIC},
+	    {"127.0.0.1", NET_ADDR_LOOPBACK},
+	    {"::1", NET_ADDR_LOOPBACK},
+	    {"10.1.2.3", NET_ADDR_PRIVATE},
+	    {"172.31.255.255", NET_ADDR_PRIVATE},
+	    {"172.32.0.1", NET_ADDR_PUBLIC},
+	    {"192.168.1.1", NET_ADDR_PRIVATE},
+	    {"100.64.0.1", NET_ADDR_CGNAT},
+	    {"100.128.0.1", NET_ADDR_PUBLIC},
+	    {"169.254.169.254", NET_ADDR_LINKLOCAL},
+	    {"fe80::1", NET_ADDR_LINKLOCAL},
+	    {"fd12::1", NET_ADDR_ULA},
+	    {"fec0::3", NET_ADDR_ULA},
+	    {"0.0.0.0", NET_ADDR_UNSPECIFIED},
+	    {"::", NET_ADDR_UNSPECIFIED},
+	    {"224.0.0.251", NET_ADDR_MULTICAST},
+	    {"ff02::1", NET_ADDR_MULTICAST},
+	    {"255.255.255.255", NET_ADDR_RESERVED},
+	    {"::ffff:127.0.0.1", NET_ADDR_RESERVED},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

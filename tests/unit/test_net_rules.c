@@ -29,8 +29,7 @@ static void parse_bad(const char *text, const char *needle)
 	cr_assert(strstr(err, needle), "rule '%s': error '%s' lacks '%s'", text, err, needle);
 }
 
-static struct net_addr A(const char *s)
-{
+static struct net_addr A(const char *s) {
 	struct net_addr a;
 
 	cr_assert_eq(net_addr_parse(s, &a), 0, "bad test address %s", s);
@@ -104,8 +103,7 @@ Test(net_rules, rejects_bad_rules_with_clear_errors)
 	parse_bad("exa mple.com", "invalid character");
 	parse_bad("ex..com", "empty label");
 	parse_bad("1.2.3", "neither a valid IP");
-	parse_bad("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com",
-		  "63");
+	parse_bad("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com", "63");
 }
 
 Test(net_rules, suffix_matches_on_label_boundary)
@@ -195,12 +193,13 @@ Test(net_rules, modes)
 
 Test(net_rules, json_policy_loads)
 {
-	const char *js = "{\"version\":1,\"mode\":\"allowlist\","
-			 "\"allow\":[\"example.com:443/tcp\",\"[2001:db8::]/32\"],"
-			 "\"deny\":[\"203.0.113.7\"],"
-			 "\"network\":{\"ipv4\":\"10.0.3.0/24\",\"gateway4\":\"10.0.3.2\","
-			 "\"dns4\":\"10.0.3.3\",\"ipv6\":\"fd00::/64\",\"dhcp\":false},"
-			 "\"dns\":{\"ttl_min\":5,\"ttl_max\":60},\"events\":{\"rate\":1,\"burst\":2}}";
+	const char *js =
+	    "{\"version\":1,\"mode\":\"allowlist\","
+	    "\"allow\":[\"example.com:443/tcp\",\"[2001:db8::]/32\"],"
+	    "\"deny\":[\"203.0.113.7\"],"
+	    "\"network\":{\"ipv4\":\"10.0.3.0/24\",\"gateway4\":\"10.0.3.2\","
+	    "\"dns4\":\"10.0.3.3\",\"ipv6\":\"fd00::/64\",\"dhcp\":false},"
+	    "\"dns\":{\"ttl_min\":5,\"ttl_max\":60},\"events\":{\"rate\":1,\"burst\":2}}";
 	struct net_rules rs;
 	struct net_config c;
 	char err[200] = "";
