@@ -17,7 +17,18 @@
  *
  * and per frame slirp sends to the guest: net_filter_inbound() (pins
  * addresses from DNS-over-TCP answers and admits replies to host port
- * forwards). Events go to the callback set with net_policy_set_events().
+ * forwards). Events go to the callback set with net_policy_set_events()
+ * (net_event_log_json writes JSON lines to a FILE *).
+ *
+ * A cheaper (weaker) NET_RESOLVE: hand the original frame to slirp_input()
+ * and let slirp's forwarder answer; net_filter_inbound() then pins the
+ * answer. Rebinding addresses are not pinned (so not reachable) but do
+ * reach the guest, and TTLs are not capped. The glue should bound how many
+ * resolutions it runs at once: a guest can ask for allowed names in a loop.
+ *
+ * Setup: net_policy_init(), net_policy_load() (--policy FILE) or
+ * net_policy_allow()/net_policy_deny(), net_policy_set_events(). Teardown:
+ * net_policy_free() (flushes a pending "suppressed" summary).
  * Single-threaded, like libslirp: call everything from the network thread. */
 #ifndef MVM_NET_FILTER_H
 #define MVM_NET_FILTER_H
