@@ -1,0 +1,50 @@
+#!/bin/sh
+# create -> cp a tree in and out byte-identical -> stop -> start (disk kept)
+# -> rm (state gone); events and status along the way.
+. tests/integration/lib.sh
+. tests/integration/sandbox.lib
+
+sb_create life --disk-size 64M
+run_mvm ls --json
+expect_match "ls running" '"status":[[:space:]]*"running"' "$(tr -d '\n' < "$T/out")"
+
+mkdir -p "$T/tree/sub/deep"
+head -c 1000000 /dev/urandom > "$T/tree/blob"
+echo hi > "$T/tree/sub/a.txt"; chmod 640 "$T/tree/sub/a.txt"
+printf '#!/bin/sh\necho run\n' > "$T/tree/sub/deep/x.sh"; chmod 755 "$T/tree/sub/deep/x.sh"
+ln -s a.txt "$T/tree/sub/link"
+run_mvm cp "$T/tree" life:/data/
+expect_eq "cp in" 0 "$rc"
+run_mvm exec life -- /data/tree/sub/deep/x.sh
+expect_eq "copied script runs" "run" "$(cat "$T/out")"
+mkdir "$T/back"
+run_mvm cp life:/data/tree "$T/back"
+expect_eq "cp out" 0 "$rc"
+diff -r "$T/tree" "$T/back/tree" || fail "tree changed in the round trip"
+expect_eq "mode kept" "640" "$(stat -c %a "$T/back/tree/sub/a.txt")"
+expect_eq "link kept" "a.txt" "$(readlink "$T/back/tree/sub/link")"
+
+run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep && sync'
+run_mvm stop life
+expect_eq "stop" 0 "$rc"
+run_mvm ls --json
+expect_match "ls stopped" '"status":[[:space:]]*"stopped"' "$(tr -d '\n' < "$T/out")"
+run_mvm exec life -- true
+expect_eq "exec on a stopped sandbox" 125 "$rc"
+
+run_mvm start life
+expect_eq "start" 0 "$rc"
+run_mvm exec life -- cat /data/keep
+expect_eq "disk persisted" "persisted-123" "$(cat "$T/out")"
+
+run_mvm events life --json
+expect_match "events" '"type":"stopped"' "$(cat "$T/out")"
+run_mvm logs life
+expect_eq "logs" 0 "$rc"
+
+run_mvm rm life
+expect_eq "rm refuses a running sandbox" 125 "$rc"
+run_mvm rm -f life
+expect_eq "rm -f" 0 "$rc"
+[ ! -e "$MVM_STATE_DIR/life" ] || fail "state left after rm"
+echo "sandbox-lifecycle: ok"
