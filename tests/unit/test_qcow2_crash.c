@@ -1,9 +1,9 @@
 /*
- * qcow2 crash test: a child writes (and discards) a seeded random stream, a flush
- * every BATCH writes and reports each completed flush through a pipe; the
- * parent SIGKILLs it at a random moment. Afterwards `qemu-img check` must
- * find no corruption (leaks are fine) and every write acknowledged by the
- * last reported flush must be there.
+ * qcow2 crash test: a child writes (and discards) a seeded random stream,
+ * flushes every BATCH requests and reports each completed flush through a
+ * pipe; the parent SIGKILLs it at a random moment. Afterwards `qemu-img
+ * check` must find no corruption (leaks are fine) and every write
+ * acknowledged by the last reported flush must be there.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
