@@ -42,6 +42,17 @@ expect_match "events" '"type":"stopped"' "$(cat "$T/out")"
 run_mvm logs life
 expect_eq "logs" 0 "$rc"
 
+# A VMM that dies is reported as crashed, its sockets cleaned, and start works again.
+kill -9 "$(cat "$MVM_STATE_DIR/life/pid")"
+sleep 1
+run_mvm ls --json
+expect_match "ls crashed" '"status":[[:space:]]*"crashed"' "$(tr -d '\n' < "$T/out")"
+[ ! -e "$MVM_STATE_DIR/life/api.sock" ] || fail "stale api.sock left"
+run_mvm start life
+expect_eq "start after a crash" 0 "$rc"
+run_mvm exec life -- cat /data/keep
+expect_eq "disk after a crash" "persisted-123" "$(cat "$T/out")"
+
 run_mvm rm life
 expect_eq "rm refuses a running sandbox" 125 "$rc"
 run_mvm rm -f life
