@@ -772,7 +772,7 @@ static enum net_verdict tcp_segment(struct net_policy *p, const struct net_pkt *
 		return drop(out, "no admitted connection");
 	}
 	/* Rules changed since admission: re-check so a deny takes effect now. */
-	if (c->gen != p->rules.gen && !vdns &&
+	if (c->gen != p->rules.gen && !vdns && !c->inbound &&
 	    !decide(p, &k->dst, k->dport, NET_P_TCP, true, name, why, sizeof(why))) {
 		c->used = false;
 		return refuse(p, out, k, name, why);
@@ -864,6 +864,7 @@ enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, 
 			pin_answer(p, msg, mlen);
 	} else if (k.proto == IPPROTO_TCP && net_pkt_is_syn(&k)) {
 		struct net_conn key = conn_key(&k, true);
+		key.inbound = true;
 		conn_add(p, &key, now_ms(p));
 	}
 	return NET_PASS;

@@ -82,6 +82,7 @@ struct net_conn {
 	struct net_addr src, dst;
 	uint16_t sport, dport;
 	bool used;
+	bool inbound; /* opened from outside (host port forward): not policy-checked */
 	uint64_t last_ms, gen;
 };
 

@@ -681,6 +681,12 @@ Test(net_filter, inbound_pins_and_port_forwards)
 	len = mk(f, "10.0.2.15", "10.0.2.2", IPPROTO_TCP, t,
 		 l4_tcp(t, 8000, 50000, 0x12, 9, 2, NULL, 0));
 	cr_assert_eq(run(f, len), NET_PASS, "%s", res.why);
+	/* a rule change does not cut a forwarded connection */
+	char err[100];
+	cr_assert_eq(net_policy_deny(&pol, "198.51.100.0/24", err, sizeof(err)), 0);
+	len = mk(f, "10.0.2.15", "10.0.2.2", IPPROTO_TCP, t,
+		 l4_tcp(t, 8000, 50000, 0x10, 10, 2, NULL, 0));
+	cr_assert_eq(run(f, len), NET_PASS, "%s", res.why);
 }
 
 Test(net_filter, json_policy_through_the_filter)
