@@ -28,7 +28,8 @@ echo "mvm" > "$stage/etc/hostname"
 	> "$out/initramfs.cpio.tmp"
 mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
 # The kernel lives in the cache (built once per config); link it beside the initramfs.
-key=$( (cat "$root/guest/kernel.config"; dpkg-query -W -f '${Version}' linux-source-6.1) | sha256sum | cut -c1-16)
+# Same key as build-kernel.sh (its version line ends in a newline).
+key=$( (cat "$root/guest/kernel.config"; echo "$(dpkg-query -W -f '${Version}' linux-source-6.1)") | sha256sum | cut -c1-16)
 kdir="$cache/kernel-$key"
 [ -f "$kdir/vmlinux" ] || { echo "build-initramfs: kernel not built ($kdir)" >&2; exit 1; }
 ln -sf "$kdir/vmlinux" "$out/vmlinux"
