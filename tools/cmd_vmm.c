@@ -78,11 +78,16 @@ static void outcome_event(const char *name, const struct vm_result *r)
 {
 	static const char *names[] = { "exited", "signaled", "panic", "reboot", "error" };
 	char fields[768], msg[512];
+	const char *m = r->message;
 	size_t j = 0;
 
+	/* In a sandbox nothing reports an exit status: a reset is the normal end. */
+	if (r->outcome == VM_REBOOT)
+		m = "the guest reset (mvm stop, or a reboot inside the guest)";
+
 	/* JSON-escape the message: it may quote the guest's console. */
-	for (size_t i = 0; r->message[i] && j < sizeof(msg) - 2; i++) {
-		unsigned char ch = (unsigned char)r->message[i];
+	for (size_t i = 0; m[i] && j < sizeof(msg) - 2; i++) {
+		unsigned char ch = (unsigned char)m[i];
 
 		if (ch == '"' || ch == '\\')
 			msg[j++] = '\\';
