@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,6 +237,18 @@ static int note_in_chain(struct qcow2 *q, struct qcow2_chain_ctx *ctx)
 	return 0;
 }
 
+/* One writer or many readers: two VMs writing one overlay would each
+ * append clusters at the same offsets and corrupt it. */
+static int lock_image(struct qcow2 *q, bool ro)
+{
+	if (!flock(q->fd, (ro ? LOCK_SH : LOCK_EX) | LOCK_NB))
+		return 0;
+	if (errno != EWOULDBLOCK)
+		return -errno;
+	log_error("qcow2 %s: image is in use by another process", q->path);
+	return -EBUSY;
+}
+
 static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		    struct qcow2 **out)
 {
@@ -255,6 +268,8 @@ static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 	err = q->path ? 0 : -errno;
 	if (!err)
 		err = note_in_chain(q, ctx);
+	if (!err)
+		err = lock_image(q, ro);
 	if (!err)
 		err = setup(q, ro, ctx->opts);
 	if (!err)

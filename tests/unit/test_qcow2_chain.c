@@ -174,3 +174,25 @@ Test(qcow2_chain, create_refuses_existing_and_bad_format)
 	free(qt_log_take(sink));
 	free(ov);
 }
+
+Test(qcow2_chain, one_writer_or_many_readers)
+{
+	char *ov = qt_path(dir, "ov.qcow2");
+	struct blk_backend *a, *b, *c;
+	FILE *sink;
+
+	cr_assert_eq(qcow2_create(ov, 1 << 20, 16), 0);
+	cr_assert_eq(blk_open_qcow2(ov, true, NULL, &a), 0);
+	cr_assert_eq(blk_open_qcow2(ov, true, NULL, &b), 0);
+	sink = qt_log_start();
+	cr_assert_eq(blk_open_qcow2(ov, false, NULL, &c), -EBUSY);
+	free(qt_log_take(sink));
+	blk_close(a);
+	blk_close(b);
+	cr_assert_eq(blk_open_qcow2(ov, false, NULL, &c), 0);
+	sink = qt_log_start();
+	cr_assert_eq(blk_open_qcow2(ov, true, NULL, &a), -EBUSY);
+	free(qt_log_take(sink));
+	blk_close(c);
+	free(ov);
+}
