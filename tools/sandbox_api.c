@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
 #include "vmm/vm.h"
 
@@ -70,8 +71,11 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 		r = status_reply(a);
 	} else if (!strcmp(op->valuestring, "pause")) {
 		err = vm_pause(a->vm) ? "cannot pause the vCPUs" : NULL;
+		if (!err)
+			sb_event(a->name, "paused", "");
 	} else if (!strcmp(op->valuestring, "resume")) {
 		vm_resume(a->vm);
+		sb_event(a->name, "resumed", "");
 	} else if (!strcmp(op->valuestring, "shutdown")) {
 		*stop = true;
 	} else {

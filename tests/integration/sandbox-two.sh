@@ -3,7 +3,11 @@
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
-sb_create one --memory 256M
+mkdir -p "$T/seed/d" && echo seeded > "$T/seed/d/f"
+sb_create one --memory 256M --copy "$T/seed:/data/" --env WHO=one
+run_mvm exec one -- sh -c 'cat /data/seed/d/f; echo $WHO'
+expect_eq "create --copy and --env" "seeded
+one" "$(cat "$T/out")"
 sb_create two --memory 256M
 run_mvm exec one -- sh -c 'echo one > /data/who'
 run_mvm exec two -- sh -c 'cat /data/who 2>/dev/null || echo none'
