@@ -24,6 +24,24 @@ diff -r "$T/tree" "$T/back/tree" || fail "tree changed in the round trip"
 expect_eq "mode kept" "640" "$(stat -c %a "$T/back/tree/sub/a.txt")"
 expect_eq "link kept" "a.txt" "$(readlink "$T/back/tree/sub/link")"
 
+# Control API: pause parks the vCPUs, resume lets the guest go on.
+api() {
+	python3 - "$MVM_STATE_DIR/life/api.sock" "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(('{"op":"%s"}\n' % sys.argv[2]).encode())
+print(s.makefile().readline().strip())
+PY
+}
+expect_match "api status" '"status":"running"' "$(api status)"
+expect_match "api pause" '"ok":true' "$(api pause)"
+run_mvm ls --json
+expect_match "ls paused" '"status":[[:space:]]*"paused"' "$(tr -d '\n' < "$T/out")"
+expect_match "api resume" '"ok":true' "$(api resume)"
+run_mvm exec life -- echo resumed
+expect_eq "exec after resume" "resumed" "$(cat "$T/out")"
+
 run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep && sync'
 run_mvm stop life
 expect_eq "stop" 0 "$rc"
