@@ -11,6 +11,18 @@
 #define QCOW2_MAX_VSIZE (64ULL << 40)	/* 64 TiB: refuse bigger disks */
 
 /*
+ * Observer of every host write and fdatasync on the top image, in order
+ * (crash-consistency testing: replaying a prefix up to a sync plus any
+ * subset of the writes after it must give a consistent image).
+ * buf == NULL means the range was deallocated (reads back as zeroes).
+ */
+struct qcow2_io_trace {
+	void *opaque;
+	void (*write)(void *opaque, uint64_t off, const void *buf, size_t len);
+	void (*sync)(void *opaque);
+};
+
+/*
  * How to open an image a guest may have written. NULL opts means: backing
  * files must lie under the top image's own directory, format from the
  * header extension only, default cache.
@@ -26,6 +38,8 @@ struct qcow2_open_opts {
 	const char *backing_fmt;
 	/* L2 tables kept in memory; 0 = default (enough for 16 GiB at 64K). */
 	unsigned l2_cache_tables;
+	/* Optional, top image only; must outlive the back-end. */
+	const struct qcow2_io_trace *trace;
 };
 
 /* Open @path as qcow2 (v2 or v3). Errors are logged and returned as -errno. */

@@ -15,7 +15,6 @@
  * (leaks, which `qemu-img check` reports but never needs to repair).
  */
 #include <errno.h>
-#include <fcntl.h>
 
 #include "images/qcow2_int.h"
 
@@ -40,9 +39,9 @@ static int write_rt_header(struct qcow2 *q)
 	/* rt offset and size are adjacent: one 12-byte write in one sector. */
 	put_be64(f, q->rt_off);
 	put_be32(f + 8, q->rt_clusters);
-	err = qcow2_pwrite(q->fd, f, sizeof(f), QH_RT_OFF);
+	err = qcow2_write_at(q, f, sizeof(f), QH_RT_OFF);
 	if (!err)
-		err = qcow2_sync(q->fd);
+		err = qcow2_sync_q(q);
 	if (!err)
 		q->rt_moved = false;
 	return err;
@@ -56,8 +55,7 @@ static int apply_pending_frees(struct qcow2 *q)
 		err = qcow2_rc_update(q, q->pending_free[i], -1);
 		/* Best effort: give the space back to the host filesystem. */
 		if (!err)
-			(void)fallocate(q->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-					(off_t)q->pending_free[i], (off_t)q->cs);
+			qcow2_punch(q, q->pending_free[i], q->cs);
 	}
 	q->npending = 0;
 	return err;
@@ -70,13 +68,13 @@ static int write_mapping(struct qcow2 *q)
 
 	if (!err && q->l1_dirty) {
 		if (wrote)
-			err = qcow2_sync(q->fd);
+			err = qcow2_sync_q(q);
 		if (!err)
 			err = qcow2_l1_write(q);
 		wrote = true;
 	}
 	if (!err && wrote)
-		err = qcow2_sync(q->fd);
+		err = qcow2_sync_q(q);
 	return err;
 }
 
@@ -90,7 +88,7 @@ int qcow2_flush_locked(struct qcow2 *q)
 	if (!meta_dirty(q)) {
 		if (!q->data_dirty)
 			return 0;
-		err = qcow2_sync(q->fd);
+		err = qcow2_sync_q(q);
 		if (!err)
 			q->data_dirty = false;
 		return err;
@@ -98,7 +96,7 @@ int qcow2_flush_locked(struct qcow2 *q)
 	frees = q->npending != 0;
 	err = qcow2_rc_write_dirty(q);
 	if (!err)
-		err = qcow2_sync(q->fd);
+		err = qcow2_sync_q(q);
 	if (!err)
 		q->data_dirty = false;
 	if (!err && q->rt_moved)

@@ -84,6 +84,7 @@ struct qcow2 {
 	char *backing_path;	/* resolved */
 	char backing_fmt[16];
 	uint8_t *cbuf;		/* one-cluster bounce buffer */
+	const struct qcow2_io_trace *trace;	/* top image only; may be NULL */
 };
 
 /* qcow2_util.c */
@@ -91,6 +92,10 @@ int qcow2_pread(int fd, void *buf, size_t len, uint64_t off);
 int qcow2_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 int qcow2_sync(int fd);
 bool qcow2_host_off_ok(const struct qcow2 *q, uint64_t off, uint64_t len);
+/* I/O on the image itself: these also report to opts->trace, if any. */
+int qcow2_write_at(struct qcow2 *q, const void *buf, size_t len, uint64_t off);
+int qcow2_sync_q(struct qcow2 *q);
+void qcow2_punch(struct qcow2 *q, uint64_t off, uint64_t len);
 
 /* qcow2_header.c: parse and validate a header cluster (@buf holds the first
  * min(cluster size, file size) bytes, @len of them). Logs the reason. */

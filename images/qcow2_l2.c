@@ -136,7 +136,7 @@ int qcow2_l2_write_dirty(struct qcow2 *q, bool *wrote)
 
 		if (!s->off || !s->dirty)
 			continue;
-		err = qcow2_pwrite(q->fd, s->tbl, q->cs, s->off);
+		err = qcow2_write_at(q, s->tbl, q->cs, s->off);
 		if (err)
 			return err;
 		s->dirty = false;
@@ -155,7 +155,7 @@ int qcow2_l1_write(struct qcow2 *q)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < q->h.l1_size; i++)
 		be[i] = htobe64(q->l1[i]);
-	err = qcow2_pwrite(q->fd, be, bytes, q->h.l1_off);
+	err = qcow2_write_at(q, be, bytes, q->h.l1_off);
 	free(be);
 	if (!err)
 		q->l1_dirty = false;

@@ -88,8 +88,8 @@ static int prepare_write(struct qcow2 *q, uint64_t fsize)
 	err = qcow2_rc_load(q);
 	if (err || !q->h.autoclear)
 		return err;
-	err = qcow2_pwrite(q->fd, zero, 8, QH_AUTOCLEAR);
-	return err ? err : qcow2_sync(q->fd);
+	err = qcow2_write_at(q, zero, 8, QH_AUTOCLEAR);
+	return err ? err : qcow2_sync_q(q);
 }
 
 static int setup(struct qcow2 *q, bool ro, const struct qcow2_open_opts *opts)
@@ -270,6 +270,8 @@ static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		err = note_in_chain(q, ctx);
 	if (!err)
 		err = lock_image(q, ro);
+	if (ctx->depth == 1 && ctx->opts)	/* only the top image is written */
+		q->trace = ctx->opts->trace;
 	if (!err)
 		err = setup(q, ro, ctx->opts);
 	if (!err)

@@ -268,7 +268,7 @@ static int write_rt(struct qcow2 *q)
 		return -ENOMEM;
 	for (uint64_t i = 0; i < q->rt_entries; i++)
 		be[i] = htobe64(q->rt[i]);
-	err = qcow2_pwrite(q->fd, be, q->rt_entries * 8, q->rt_off);
+	err = qcow2_write_at(q, be, q->rt_entries * 8, q->rt_off);
 	free(be);
 	return err;
 }
@@ -282,14 +282,14 @@ int qcow2_rc_write_dirty(struct qcow2 *q)
 	for (uint64_t ri = 0; ri < q->rt_entries; ri++) {
 		if (!q->rb_dirty[ri])
 			continue;
-		err = qcow2_pwrite(q->fd, q->rb[ri], q->cs, q->rt[ri]);
+		err = qcow2_write_at(q, q->rb[ri], q->cs, q->rt[ri]);
 		if (err)
 			return err;
 		q->rb_dirty[ri] = false;
 	}
 	if (!q->rt_dirty)
 		return 0;
-	err = qcow2_sync(q->fd);
+	err = qcow2_sync_q(q);
 	if (!err)
 		err = write_rt(q);
 	if (!err)

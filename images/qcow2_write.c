@@ -50,7 +50,7 @@ static int cow_one(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
 		      (be64toh(s->tbl[idx]) & QCOW2_OFLAG_COPIED)))
 		err = qcow2_alloc_cluster(q, &target);
 	if (!err)
-		err = qcow2_pwrite(q->fd, src, q->cs, target);
+		err = qcow2_write_at(q, src, q->cs, target);
 	if (!err)
 		set_entry(s, idx, target | QCOW2_OFLAG_COPIED);
 	return err;
@@ -88,7 +88,7 @@ static bool needs_alloc(struct qcow2 *q, uint64_t e)
 static int write_segment(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
 			 const uint8_t *buf, uint64_t host, uint64_t n)
 {
-	int err = qcow2_pwrite(q->fd, buf, n * q->cs, host);
+	int err = qcow2_write_at(q, buf, n * q->cs, host);
 
 	for (uint64_t j = 0; !err && j < n; j++)
 		set_entry(s, idx + j, (host + j * q->cs) | QCOW2_OFLAG_COPIED);
@@ -149,7 +149,7 @@ static int write_chunk(struct qcow2 *q, const uint8_t *buf, uint64_t off,
 	}
 	if (kind == QK_DATA) {
 		*done = inplace_run(q, s, idx, host, co, len);
-		return qcow2_pwrite(q->fd, buf, *done, host + co);
+		return qcow2_write_at(q, buf, *done, host + co);
 	}
 	if (co == 0 && len >= q->cs) {
 		err = alloc_run(q, s, idx, buf, len, done);
