@@ -88,7 +88,7 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 		clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
 			-o $(BUILD)/fuzz/$$n $$f $(LIB_SRCS) $(PKG_LIBS) -lpthread; \
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
+		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
 	done
 
 bench: bench-boot

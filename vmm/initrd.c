@@ -74,3 +74,43 @@ int initrd_build(const char *base_path, const struct run_spec *rs, struct buf *o
 	buf_pad(out, 4);
 	return initrd_run_spec(out, rs);
 }
+
+int initrd_base_size(const char *base_path, uint64_t *size)
+{
+	struct stat st;
+
+	*size = 0;
+	if (!base_path)
+		return 0;
+	if (stat(base_path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	*size = ((uint64_t)st.st_size + 3) & ~3ULL;
+	return 0;
+}
+
+int initrd_read_base(const char *base_path, uint8_t *dst, uint64_t size)
+{
+	uint64_t done = 0;
+	int fd;
+
+	if (!base_path)
+		return 0;
+	fd = open(base_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = read(fd, dst + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (uint64_t)n;
+	}
+	close(fd);
+	/* The file may have shrunk since stat: never leave stale bytes. */
+	memset(dst + done, 0, size - done);
+	return 0;
+}

@@ -7,6 +7,7 @@
 #define MVM_INITRD_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "vmm/cpio.h"
 
@@ -23,5 +24,10 @@ struct run_spec {
 int initrd_run_spec(struct buf *out, const struct run_spec *rs);
 /* Base image file (may be NULL) + the run-spec archive. */
 int initrd_build(const char *base_path, const struct run_spec *rs, struct buf *out);
+
+/* Size of the base file, 4-byte aligned (the run spec follows it); 0 for NULL. */
+int initrd_base_size(const char *base_path, uint64_t *size);
+/* Read the base file into @dst (at least initrd_base_size bytes, zero padding included). */
+int initrd_read_base(const char *base_path, uint8_t *dst, uint64_t size);
 
 #endif

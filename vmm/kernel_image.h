@@ -47,5 +47,10 @@ int kimg_parse_bzimage(const uint8_t *buf, size_t len, uint64_t ram_end,
 /* Copy the parsed segments into guest memory (zero-filling bss). */
 int kimg_load(const struct kernel_image *k, const uint8_t *buf, size_t len,
 	      struct guest_mem *m);
+/*
+ * The same from the kernel file @fd of @len bytes: segments are read straight
+ * into guest RAM, so the file's pages never count twice in the VMM's RSS.
+ */
+int kimg_load_fd(const struct kernel_image *k, int fd, size_t len, struct guest_mem *m);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vmm/boot_layout.h"
 #include "vmm/kernel_image.h"
@@ -127,6 +128,39 @@ int kimg_load(const struct kernel_image *k, const uint8_t *buf, size_t len,
 		if (!dst || s->file_off > len || s->filesz > len - s->file_off)
 			return -EFAULT;
 		memcpy(dst, buf + s->file_off, s->filesz);
+		memset(dst + s->filesz, 0, s->memsz - s->filesz);
+	}
+	return 0;
+}
+
+static int pread_full(int fd, uint8_t *dst, uint64_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, dst, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		dst += n;
+		off += (uint64_t)n;
+		len -= (uint64_t)n;
+	}
+	return 0;
+}
+
+int kimg_load_fd(const struct kernel_image *k, int fd, size_t len, struct guest_mem *m)
+{
+	for (int i = 0; i < k->nr_segments; i++) {
+		const struct kimg_segment *s = &k->seg[i];
+		uint8_t *dst = gm_ptr_w(m, s->paddr, s->memsz);
+		int ret;
+
+		if (!dst || s->file_off > len || s->filesz > len - s->file_off)
+			return -EFAULT;
+		ret = pread_full(fd, dst, s->filesz, s->file_off);
+		if (ret)
+			return ret;
 		memset(dst + s->filesz, 0, s->memsz - s->filesz);
 	}
 	return 0;

@@ -243,6 +243,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 	memset(vm, 0, sizeof(*vm));
 	clock_gettime(CLOCK_MONOTONIC, &vm->t0);
 	vm->kvm.sys_fd = vm->kvm.vm_fd = -1;
+	vm->kernel_fd = -1;
 	vm->pio.name = "pio";
 	vm->mmio.name = "mmio";
 	vm->ncpus = cfg->cpus;
@@ -312,6 +313,8 @@ void vm_destroy(struct vm *vm)
 		vm->devices[i].ops->destroy(vm->devices[i].dev);
 	if (vm->kernel_data)
 		munmap((void *)vm->kernel_data, vm->kernel_len);
+	if (vm->kernel_fd >= 0)
+		close(vm->kernel_fd);
 	gm_free(&vm->mem);
 	kvm_close(&vm->kvm);
 	ev_fini(&vm->loop);

@@ -79,8 +79,9 @@ struct vm {
 	struct ev_loop loop;
 	struct cmdline cmdline;
 	struct kernel_image kimg;
-	const uint8_t *kernel_data;	/* the kernel file, mapped read-only */
+	const uint8_t *kernel_data;	/* the kernel file, mapped read-only (bzImage only) */
 	size_t kernel_len;
+	int kernel_fd;
 	int ncpus;
 	struct vcpu *vcpus;
 	struct {

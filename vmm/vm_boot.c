@@ -14,7 +14,8 @@
 
 #define KERNEL_MAX_SIZE (512ULL << 20)
 
-int vm_map_file(const char *path, const uint8_t **data, size_t *len, char *err, size_t errlen)
+int vm_map_file(const char *path, const uint8_t **data, size_t *len, int *fdp,
+		char *err, size_t errlen)
 {
 	struct stat st;
 	void *p;
@@ -31,20 +32,22 @@ int vm_map_file(const char *path, const uint8_t **data, size_t *len, char *err, 
 		return -EINVAL;
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (p == MAP_FAILED) {
 		snprintf(err, errlen, "%s: mmap: %s", path, strerror(errno));
+		close(fd);
 		return -errno;
 	}
 	*data = p;
 	*len = (size_t)st.st_size;
+	*fdp = fd;
 	return 0;
 }
 
 int vm_parse_kernel(struct vm *vm, const char *path, char *err, size_t errlen)
 {
 	char why[200];
-	int ret = vm_map_file(path, &vm->kernel_data, &vm->kernel_len, err, errlen);
+	int ret = vm_map_file(path, &vm->kernel_data, &vm->kernel_len, &vm->kernel_fd,
+			      err, errlen);
 
 	if (ret)
 		return ret;
@@ -52,9 +55,18 @@ int vm_parse_kernel(struct vm *vm, const char *path, char *err, size_t errlen)
 			 why, sizeof(why));
 	if (ret)
 		snprintf(err, errlen, "kernel %s: %s", path, why);
+	/* Parsing touched only headers; the segments are pread into RAM later. */
+	if (vm->kimg.kind == KIMG_PVH) {
+		munmap((void *)vm->kernel_data, vm->kernel_len);
+		vm->kernel_data = NULL;
+	}
 	return ret;
 }
 
+/*
+ * The base initramfs is read straight into guest RAM and the small run-spec
+ * archive copied after it: no second copy of the image on the VMM's heap.
+ */
 static int load_initrd(struct vm *vm, const struct vm_config *cfg, struct boot_info *bi,
 		       char *err, size_t errlen)
 {
@@ -62,24 +74,34 @@ static int load_initrd(struct vm *vm, const struct vm_config *cfg, struct boot_i
 		.argv = cfg->argv, .env = cfg->env, .workdir = cfg->workdir,
 		.root_on_disk = cfg->root_on_disk,
 	};
-	struct buf b = { 0 };
-	int ret = initrd_build(cfg->initrd_path, &rs, &b);
+	struct buf spec = { 0 };
+	uint64_t base = 0;
+	uint8_t *dst;
+	int ret = initrd_base_size(cfg->initrd_path, &base);
 
+	if (!ret)
+		ret = initrd_run_spec(&spec, &rs);
 	if (ret) {
-		snprintf(err, errlen, "initrd: %s%s", cfg->initrd_path ? cfg->initrd_path : "",
-			 ret == -E2BIG ? ": command and environment too large" : strerror(-ret));
+		snprintf(err, errlen, "initrd %s: %s", cfg->initrd_path ? cfg->initrd_path : "",
+			 ret == -E2BIG ? "command and environment too large" : strerror(-ret));
 		goto out;
 	}
-	bi->initrd_size = b.len;
-	bi->initrd_gpa = boot_initrd_addr(&vm->mem, &vm->kimg, b.len);
-	if (!bi->initrd_gpa) {
-		snprintf(err, errlen, "initrd (%zu bytes) does not fit in guest memory", b.len);
+	bi->initrd_size = base + spec.len;
+	bi->initrd_gpa = boot_initrd_addr(&vm->mem, &vm->kimg, bi->initrd_size);
+	dst = bi->initrd_gpa ? gm_ptr_w(&vm->mem, bi->initrd_gpa, bi->initrd_size) : NULL;
+	if (!dst) {
+		snprintf(err, errlen, "initrd (%llu bytes) does not fit in guest memory",
+			 (unsigned long long)bi->initrd_size);
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = gm_write(&vm->mem, bi->initrd_gpa, b.data, b.len);
+	ret = initrd_read_base(cfg->initrd_path, dst, base);
+	if (ret)
+		snprintf(err, errlen, "initrd %s: %s", cfg->initrd_path, strerror(-ret));
+	else
+		memcpy(dst + base, spec.data, spec.len);
 out:
-	buf_free(&b);
+	buf_free(&spec);
 	return ret;
 }
 
@@ -93,7 +115,7 @@ int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t e
 		snprintf(err, errlen, "kernel command line longer than %zu bytes", vm->cmdline.cap);
 		return -E2BIG;
 	}
-	ret = kimg_load(&vm->kimg, vm->kernel_data, vm->kernel_len, &vm->mem);
+	ret = kimg_load_fd(&vm->kimg, vm->kernel_fd, vm->kernel_len, &vm->mem);
 	if (ret) {
 		snprintf(err, errlen, "kernel does not fit in guest memory");
 		return ret;
