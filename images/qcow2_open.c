@@ -203,6 +203,14 @@ static int open_backing(struct qcow2 *q, struct qcow2_chain_ctx *ctx)
 		return err;
 	snprintf(q->backing_fmt, sizeof(q->backing_fmt), "%s", fmt);
 	if (!strcmp(fmt, "raw")) {
+		struct stat st;
+
+		/* blk_open_raw would block on a FIFO before checking the type. */
+		if (stat(q->backing_path, &st) || !(S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
+			log_error("qcow2 %s: backing '%s' is not a file", q->path,
+				  q->backing_path);
+			return -EINVAL;
+		}
 		err = blk_open_raw(q->backing_path, true, &q->backing);
 		if (err)
 			log_error("qcow2 %s: opening raw backing '%s': %s", q->path,
@@ -258,7 +266,9 @@ static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_init(&q->lock, NULL);
-	q->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted as a backing file must not hang us;
+	 * setup() then refuses anything but a regular file. */
+	q->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);
 	if (q->fd < 0) {
 		err = -errno;
 		log_error("qcow2 %s: %s", path, strerror(errno));

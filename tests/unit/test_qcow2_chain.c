@@ -196,3 +196,16 @@ Test(qcow2_chain, one_writer_or_many_readers)
 	blk_close(c);
 	free(ov);
 }
+
+Test(qcow2_chain, fifo_backing_refused_without_hanging)
+{
+	char *ov = qt_path(dir, "ov.qcow2"), *ov2 = qt_path(dir, "ov2.qcow2");
+	char *fifo = qt_path(dir, "fifo");
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(qcow2_create_overlay(ov, "fifo", "raw", 1 << 20, 16), 0);
+	cr_assert_eq(qcow2_create_overlay(ov2, "fifo", "qcow2", 1 << 20, 16), 0);
+	expect(ov, NULL, -EINVAL, "is not a file");
+	expect(ov2, NULL, -EINVAL, "not a regular file");
+	free(ov), free(ov2), free(fifo);
+}
