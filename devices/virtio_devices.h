@@ -3,6 +3,7 @@
 #define MVM_VIRTIO_DEVICES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vm;
@@ -15,5 +16,8 @@ int virtio_rng_create(struct vm *vm);
 int virtio_console_create(struct vm *vm, int out_fd);
 /* virtio-vsock for guest CID @guest_cid (>= 3), host side on the Unix socket @uds_path. */
 int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path);
+/* virtio-net on libslirp under the network policy of @net (eth0 in the guest). */
+struct vm_net;
+int virtio_net_create(struct vm *vm, const struct vm_net *net, char *err, size_t errlen);
 
 #endif

@@ -28,13 +28,23 @@ static const char run_usage[] =
 	"  --cmdline ARGS      extra kernel command-line arguments\n"
 	"  --console           copy the guest kernel console to stderr\n"
 	"  --timing            print VMM start, guest init and command exit times\n"
+	"  --net MODE          allowlist (default: only --allow rules), open, or none (no\n"
+	"                      network device at all); see docs/network-policy.md\n"
+	"  --allow RULE        allow HOST[:PORTS][/tcp|/udp] (name, *.name, IP[/LEN],\n"
+	"                      [IPv6], host-loopback); repeatable\n"
+	"  --policy FILE       JSON network policy\n"
+	"  --dns-server ADDR   upstream DNS for allowed names (default: the host's)\n"
+	"  --publish [IP:]HOST_PORT:GUEST_PORT  forward a host TCP port (default IP\n"
+	"                      127.0.0.1) to the guest; repeatable\n"
+	"  --events FILE       append denied network attempts as JSON lines\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Exit status: CMD's status; 128+N if CMD died of signal N; 125 if mvm or the\n"
 	"guest failed (bad option, missing kernel, guest panic).\n";
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
-       OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD };
+       OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
+       OPT_NET, OPT_ALLOW, OPT_POLICY, OPT_DNS_SERVER, OPT_PUBLISH, OPT_EVENTS };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -48,6 +58,12 @@ static const struct option run_longopts[] = {
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 	{ "console", no_argument, NULL, OPT_CONSOLE },
 	{ "timing", no_argument, NULL, OPT_TIMING },
+	{ "net", required_argument, NULL, OPT_NET },
+	{ "allow", required_argument, NULL, OPT_ALLOW },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "dns-server", required_argument, NULL, OPT_DNS_SERVER },
+	{ "publish", required_argument, NULL, OPT_PUBLISH },
+	{ "events", required_argument, NULL, OPT_EVENTS },
 	/* Benchmark and debugging aids, deliberately not in --help. */
 	{ "exit-at-init", no_argument, NULL, OPT_EXIT_AT_INIT },
 	{ "save-initrd", required_argument, NULL, OPT_SAVE_INITRD },
@@ -79,6 +95,38 @@ static int add_disk(struct vm_config *cfg, char *arg, bool root)
 		cfg->root_on_disk = true;
 	}
 	return 0;
+}
+
+static int parse_net(struct vm_net *n, int c, char *arg)
+{
+	switch (c) {
+	case OPT_NET:
+		if (strcmp(arg, "none") && strcmp(arg, "allowlist") && strcmp(arg, "open")) {
+			cli_err("run", "--net: expected none, allowlist or open, got '%s'", arg);
+			return -1;
+		}
+		n->enabled = strcmp(arg, "none") != 0;
+		n->mode = arg;
+		return 0;
+	case OPT_ALLOW:
+		if (n->nr_allow == VM_MAX_NET_RULES) {
+			cli_err("run", "at most %d --allow rules (use --policy FILE)", VM_MAX_NET_RULES);
+			return -1;
+		}
+		n->allow[n->nr_allow++] = arg;
+		return 0;
+	case OPT_POLICY: n->policy_path = arg; return 0;
+	case OPT_DNS_SERVER: n->dns_server = arg; return 0;
+	case OPT_PUBLISH:
+		if (n->nr_publish == VM_MAX_PUBLISH) {
+			cli_err("run", "at most %d --publish", VM_MAX_PUBLISH);
+			return -1;
+		}
+		n->publish[n->nr_publish++] = arg;
+		return 0;
+	case OPT_EVENTS: n->events_path = arg; return 0;
+	}
+	return -1;
 }
 
 static int parse_value(struct run_opts *o, int c, char *arg)
@@ -117,7 +165,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_EXIT_AT_INIT: o->cfg.exit_at_init = true; return 0;
 	case OPT_SAVE_INITRD: o->save_initrd = arg; return 0;
 	}
-	return -1;
+	return parse_net(&o->cfg.net, c, arg);
 }
 
 static int find_defaults(struct run_opts *o)
@@ -153,6 +201,7 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 	o->cfg.stdout_fd = STDOUT_FILENO;
 	o->cfg.stderr_fd = STDERR_FILENO;
 	o->cfg.want_rng = true;
+	o->cfg.net.enabled = true;	/* deny by default; --net none removes the device */
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+e:w:h", run_longopts, NULL)) != -1) {

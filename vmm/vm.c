@@ -147,6 +147,8 @@ static int create_devices(struct vm *vm, const struct vm_config *cfg, char *err,
 		ret = virtio_rng_create(vm);
 	if (!ret && cfg->vsock_path)
 		ret = virtio_vsock_create(vm, cfg->vsock_cid ? cfg->vsock_cid : 3, cfg->vsock_path);
+	if (!ret && cfg->net.enabled)
+		ret = virtio_net_create(vm, &cfg->net, err, errlen);
 	if (ret && !err[0])
 		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
 	return ret;

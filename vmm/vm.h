@@ -31,6 +31,21 @@ struct vm_disk {
 	const char *format;	/* "raw" (default) or "qcow2" */
 };
 
+/* Network (virtio-net on libslirp, docs/network-policy.md). */
+#define VM_MAX_NET_RULES 64
+#define VM_MAX_PUBLISH   16
+struct vm_net {
+	bool enabled;			/* false: no network device at all (--net none) */
+	const char *mode;		/* "allowlist", "open", "none"; NULL: allowlist or the policy file's */
+	const char *allow[VM_MAX_NET_RULES];
+	int nr_allow;
+	const char *policy_path;	/* --policy FILE */
+	const char *dns_server;		/* upstream for allowed names; NULL: /etc/resolv.conf's */
+	const char *publish[VM_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
+	int nr_publish;
+	const char *events_path;	/* denials as JSON lines; NULL: a summary on stderr */
+};
+
 struct vm_config {
 	const char *kernel_path;
 	const char *initrd_path;	/* NULL: none */
@@ -50,6 +65,7 @@ struct vm_config {
 	const char *vsock_path;		/* virtio-vsock host socket (hybrid vsock); NULL: none */
 	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */
 	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
+	struct vm_net net;
 };
 
 enum vm_outcome {

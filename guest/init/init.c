@@ -4,14 +4,19 @@
  * and stderr on hvc1, reports its wait status through the guest port, and
  * resets the machine. Static, no libraries beyond libc.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
+#include <net/route.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -67,6 +72,67 @@ static void mount_basics(const char *root)
 	snprintf(p, sizeof(p), "%s/run", root);
 	mkdir(p, 0755);
 	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755");
+}
+
+static void set_in(struct sockaddr *sa, const char *ip)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)sa;
+
+	memset(in, 0, sizeof(*in));
+	in->sin_family = AF_INET;
+	inet_pton(AF_INET, ip, &in->sin_addr);
+}
+
+static void if_up(int s, const char *name)
+{
+	struct ifreq ifr = { 0 };
+
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+}
+
+/* eth0 (mvm's virtio-net on slirp): 10.0.2.15/24 via 10.0.2.2. IPv6 comes
+ * from slirp's router advertisements. Returns 1 when eth0 exists. */
+static int net_up(void)
+{
+	struct ifreq ifr = { 0 };
+	struct rtentry rt = { 0 };
+	int s;
+
+	if (access("/sys/class/net/eth0", F_OK))
+		return 0;
+	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 1;
+	if_up(s, "lo");
+	snprintf(ifr.ifr_name, IFNAMSIZ, "eth0");
+	set_in(&ifr.ifr_addr, "10.0.2.15");
+	ioctl(s, SIOCSIFADDR, &ifr);
+	set_in(&ifr.ifr_netmask, "255.255.255.0");
+	ioctl(s, SIOCSIFNETMASK, &ifr);
+	if_up(s, "eth0");
+	set_in(&rt.rt_dst, "0.0.0.0");
+	set_in(&rt.rt_genmask, "0.0.0.0");
+	set_in(&rt.rt_gateway, "10.0.2.2");
+	rt.rt_flags = RTF_UP | RTF_GATEWAY;
+	if (ioctl(s, SIOCADDRT, &rt))
+		say("cannot add the default route");
+	close(s);
+	return 1;
+}
+
+static void write_resolv_conf(void)
+{
+	static const char conf[] = "nameserver 10.0.2.3\n";
+	int fd = open("/etc/resolv.conf", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd >= 0) {
+		(void)!write(fd, conf, sizeof(conf) - 1);
+		close(fd);
+	}
 }
 
 /* Read a NUL-separated list file into a NULL-terminated vector. */
@@ -243,7 +309,7 @@ int main(void)
 	size_t argc, envc;
 	char **argv, **env;
 	pid_t pid;
-	int st;
+	int st, have_net;
 
 	if (ioperm(GUEST_PORT_BASE, 8, 1) == 0)
 		outb(GUEST_PORT_BOOT_MAGIC, GUEST_PORT_BASE);
@@ -256,8 +322,11 @@ int main(void)
 		say("no command in /mvm/argv");
 		report_and_reset(125 << 8);
 	}
+	have_net = net_up();
 	if (rootdev[0] && enter_rootfs(rootdev))
 		report_and_reset(125 << 8);
+	if (have_net)
+		write_resolv_conf();
 	if (!strcmp(argv[0], "mvm-agent"))
 		run_agent(argv);
 	pid = fork();

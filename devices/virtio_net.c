@@ -1,0 +1,597 @@
+/*
+ * virtio-net (virtio 1.2 §5.1) on libslirp, deny by default: every frame
+ * the guest sends goes through the policy engine (devices/net_filter.h)
+ * before slirp sees it; every frame slirp sends goes through
+ * net_filter_inbound() on its way to the guest. One RX and one TX queue,
+ * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1, no offloads.
+ *
+ * DNS for allowed names (NET_RESOLVE) is resolved by a small UDP resolver
+ * of our own on the event loop: the question goes to --dns-server (or the
+ * host's first /etc/resolv.conf nameserver), the raw answer goes back to
+ * net_filter_dns_response(); no answer within DNS_TIMEOUT_MS is SERVFAIL.
+ * Nothing here blocks the loop. Frames for the guest wait in a bounded
+ * ring when it has posted no RX buffers and are flushed on its RX kick.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/net_filter.h"
+#include "devices/net_slirp.h"
+#include "devices/virtio_devices.h"
+#include "devices/virtio_mmio.h"
+#include "vmm/log.h"
+#include "vmm/vm.h"
+
+#define VIRTIO_NET_F_MAC 5
+#define NET_RX 0
+#define NET_TX 1
+#define NET_QUEUE_SIZE 256
+#define NET_HDR_LEN 12		/* struct virtio_net_hdr with num_buffers (VERSION_1) */
+#define TX_MAX 65550		/* header + the largest frame we accept from the guest */
+#define RX_SLOTS 256		/* frames waiting for guest RX buffers */
+#define RX_SLOT_LEN 1536	/* slirp's MTU 1500 + Ethernet header */
+#define DNS_PENDING 64		/* resolutions in flight */
+#define DNS_TIMEOUT_MS 3000
+#define TICK_MS 250
+
+static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+struct dns_slot {
+	bool used;
+	uint16_t id;		/* upstream query id */
+	uint64_t deadline;
+	struct net_dns_pending q;
+};
+
+struct vnet {
+	struct virtio_dev *d;
+	struct vm *vm;
+	struct net_policy pol;
+	bool pol_ok;
+	struct net_slirp *slirp;
+	struct net_filter_result res;
+	struct vq_chain chain;
+	uint8_t tx[TX_MAX];
+	/* RX ring */
+	uint8_t (*rx)[RX_SLOT_LEN];
+	uint16_t rx_len[RX_SLOTS];
+	unsigned rx_head, rx_count;
+	uint64_t rx_dropped;
+	/* events */
+	FILE *events;
+	bool events_stderr_summary;
+	uint64_t denied;
+	char first_denied[NET_EVENT_JSON_MAX];
+	/* resolver */
+	int dns_fd, tick_fd;
+	struct dns_slot dns[DNS_PENDING];
+	uint16_t next_id;
+};
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* ---- RX: frames for the guest ---- */
+
+static void rx_flush(struct vnet *n)
+{
+	struct virtqueue *vq = &n->d->vq[NET_RX];
+	int pushed = 0;
+
+	while (n->rx_count && vq->ready && !vq->broken) {
+		unsigned len = n->rx_len[n->rx_head];
+		uint8_t hdr[NET_HDR_LEN] = { 0 };
+
+		if (vq_pop(vq, &n->chain) != 1)
+			break;
+		if (n->chain.writable >= NET_HDR_LEN + len) {
+			hdr[10] = 1; /* num_buffers, little-endian */
+			vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
+			vq_chain_write(&n->chain, NET_HDR_LEN, n->rx[n->rx_head], len);
+			vq_push(vq, n->chain.head, NET_HDR_LEN + len);
+		} else {
+			n->rx_dropped++; /* buffer too small: the guest's loss */
+			vq_push(vq, n->chain.head, 0);
+		}
+		pushed++;
+		n->rx_head = (n->rx_head + 1) % RX_SLOTS;
+		n->rx_count--;
+	}
+	if (pushed)
+		virtio_notify_used(n->d, NET_RX);
+}
+
+static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
+{
+	unsigned slot;
+
+	if (len > RX_SLOT_LEN || n->rx_count == RX_SLOTS || !n->d->vq[NET_RX].ready) {
+		n->rx_dropped++;
+		return;
+	}
+	slot = (n->rx_head + n->rx_count) % RX_SLOTS;
+	memcpy(n->rx[slot], frame, len);
+	n->rx_len[slot] = (uint16_t)len;
+	n->rx_count++;
+	rx_flush(n);
+}
+
+static void from_slirp(void *opaque, const uint8_t *frame, size_t len)
+{
+	struct vnet *n = opaque;
+
+	net_filter_inbound(&n->pol, frame, len);
+	rx_deliver(n, frame, len);
+}
+
+static void dev_lock(void *opaque)
+{
+	struct vnet *n = opaque;
+
+	pthread_mutex_lock(&n->d->lock);
+}
+
+static void dev_unlock(void *opaque)
+{
+	struct vnet *n = opaque;
+
+	pthread_mutex_unlock(&n->d->lock);
+}
+
+/* ---- the resolver for NET_RESOLVE ---- */
+
+static void answer(struct vnet *n, enum net_verdict v)
+{
+	if (v == NET_ANSWER)
+		rx_deliver(n, n->res.reply, n->res.reply_len);
+}
+
+/* RFC 1035 §4.1: header, one question, recursion desired. */
+static size_t build_query(uint8_t *out, size_t cap, uint16_t id, const struct dns_query *q)
+{
+	size_t o = DNS_HDR_LEN;
+	const char *p = q->name;
+
+	if (cap < DNS_HDR_LEN + NET_NAME_MAX + 2 + 4)
+		return 0;
+	memset(out, 0, DNS_HDR_LEN);
+	out[0] = (uint8_t)(id >> 8);
+	out[1] = (uint8_t)id;
+	out[2] = 0x01; /* RD */
+	out[5] = 1;    /* QDCOUNT */
+	while (*p) {
+		const char *dot = strchr(p, '.');
+		size_t l = dot ? (size_t)(dot - p) : strlen(p);
+
+		if (!l || l > 63)
+			return 0;
+		out[o++] = (uint8_t)l;
+		memcpy(out + o, p, l);
+		o += l;
+		p += l + (dot ? 1 : 0);
+	}
+	out[o++] = 0;
+	out[o++] = (uint8_t)(q->qtype >> 8);
+	out[o++] = (uint8_t)q->qtype;
+	out[o++] = 0;
+	out[o++] = 1; /* IN */
+	return o;
+}
+
+static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
+{
+	struct dns_slot *s = NULL;
+	uint8_t msg[DNS_HDR_LEN + NET_NAME_MAX + 2 + 4];
+	size_t len;
+
+	/* Only addresses are looked up; other types of allowed names get an
+	 * empty NOERROR answer (docs/network-policy.md). */
+	if (pq->q.qtype != DNS_T_A && pq->q.qtype != DNS_T_AAAA) {
+		answer(n, net_filter_dns_answer(&n->pol, pq, NULL, 0, &n->res));
+		return;
+	}
+	for (int i = 0; i < DNS_PENDING && !s; i++)
+		if (!n->dns[i].used)
+			s = &n->dns[i];
+	if (!s || n->dns_fd < 0) {
+		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
+		return;
+	}
+	s->id = n->next_id;
+	n->next_id = (uint16_t)(n->next_id * 75 + 74 + (uint16_t)mono_ms()) ^ 0x5a5a;
+	len = build_query(msg, sizeof(msg), s->id, &pq->q);
+	if (!len || send(n->dns_fd, msg, len, MSG_DONTWAIT) != (ssize_t)len) {
+		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
+		return;
+	}
+	s->used = true;
+	s->deadline = mono_ms() + DNS_TIMEOUT_MS;
+	s->q = *pq;
+}
+
+static void on_dns(void *opaque, uint32_t events)
+{
+	struct vnet *n = opaque;
+	uint8_t msg[4096];
+	ssize_t len;
+
+	pthread_mutex_lock(&n->d->lock);
+	while ((len = recv(n->dns_fd, msg, sizeof(msg), MSG_DONTWAIT)) >= 0) {
+		uint16_t id;
+
+		if (len < DNS_HDR_LEN || !(msg[2] & 0x80))
+			continue;
+		id = (uint16_t)(msg[0] << 8 | msg[1]);
+		for (int i = 0; i < DNS_PENDING; i++) {
+			struct dns_slot *s = &n->dns[i];
+
+			if (!s->used || s->id != id)
+				continue;
+			s->used = false;
+			answer(n, net_filter_dns_response(&n->pol, &s->q, msg, (size_t)len,
+							  &n->res));
+			break;
+		}
+	}
+	pthread_mutex_unlock(&n->d->lock);
+}
+
+static void on_tick(void *opaque, uint32_t events)
+{
+	struct vnet *n = opaque;
+	uint64_t now = mono_ms(), cnt;
+
+	(void)!read(n->tick_fd, &cnt, sizeof(cnt));
+	pthread_mutex_lock(&n->d->lock);
+	for (int i = 0; i < DNS_PENDING; i++) {
+		struct dns_slot *s = &n->dns[i];
+
+		if (s->used && now >= s->deadline) {
+			s->used = false;
+			answer(n, net_filter_dns_fail(&n->pol, &s->q, DNS_RCODE_SERVFAIL, &n->res));
+		}
+	}
+	net_policy_flush_events(&n->pol);
+	pthread_mutex_unlock(&n->d->lock);
+}
+
+/* "ADDR", "ADDR:PORT" (IPv4), "[ADDR]:PORT" or "ADDR" (IPv6). */
+static int parse_server(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	char host[64];
+	const char *port = NULL;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	long p = 53;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *e = strchr(s, ']');
+
+		if (!e || (size_t)(e - s - 1) >= sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
+		if (e[1] == ':')
+			port = e + 2;
+		else if (e[1])
+			return -EINVAL;
+	} else if (strchr(s, ':') && strchr(s, ':') == strrchr(s, ':')) {
+		snprintf(host, sizeof(host), "%.*s", (int)(strchr(s, ':') - s), s);
+		port = strchr(s, ':') + 1;
+	} else {
+		snprintf(host, sizeof(host), "%s", s);
+	}
+	if (port) {
+		char *end;
+
+		p = strtol(port, &end, 10);
+		if (*end || end == port || p < 1 || p > 65535)
+			return -EINVAL;
+	}
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)p);
+		*sl = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)p);
+		*sl = sizeof(*a6);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static int host_nameserver(char *out, size_t cap)
+{
+	char line[256], addr[128];
+	FILE *f = fopen("/etc/resolv.conf", "re");
+	int ret = -ENOENT;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, " nameserver %127s", addr) == 1) {
+			snprintf(out, cap, strchr(addr, ':') ? "[%s]" : "%s", addr);
+			ret = 0;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+static int resolver_open(struct vnet *n, const char *server, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	char buf[160];
+	int ret;
+
+	if (!server) {
+		if (host_nameserver(buf, sizeof(buf))) {
+			log_warn("virtio-net: no nameserver in /etc/resolv.conf: "
+				 "allowed names will not resolve");
+			return 0;
+		}
+		server = buf;
+	}
+	if (parse_server(server, &ss, &sl)) {
+		snprintf(err, errlen, "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
+			 server);
+		return -EINVAL;
+	}
+	n->dns_fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (n->dns_fd < 0)
+		return -errno;
+	if (connect(n->dns_fd, (struct sockaddr *)&ss, sl)) {
+		/* No route (yet): allowed names get SERVFAIL, the rest still works. */
+		log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve", server,
+			 strerror(errno));
+		close(n->dns_fd);
+		n->dns_fd = -1;
+		return 0;
+	}
+	ret = ev_add(&n->vm->loop, n->dns_fd, EPOLLIN, on_dns, n);
+	if (ret) {
+		snprintf(err, errlen, "DNS server %s: %s", server, strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/* ---- TX: frames from the guest ---- */
+
+static void handle_frame(struct vnet *n, const uint8_t *f, size_t len)
+{
+	switch (net_filter_frame(&n->pol, f, len, &n->res)) {
+	case NET_PASS:
+		net_slirp_input(n->slirp, f, len);
+		break;
+	case NET_ANSWER:
+		rx_deliver(n, n->res.reply, n->res.reply_len);
+		break;
+	case NET_RESOLVE:
+		dns_start(n, &n->res.dns);
+		break;
+	case NET_DROP:
+		break;
+	}
+}
+
+static void net_notify(struct virtio_dev *d, uint16_t q)
+{
+	struct vnet *n = d->priv;
+	struct virtqueue *vq = &d->vq[q];
+	int done = 0;
+
+	if (q == NET_RX) {
+		rx_flush(n);
+		return;
+	}
+	if (q != NET_TX)
+		return;
+	while (vq_pop(vq, &n->chain) == 1) {
+		uint64_t len = n->chain.readable;
+
+		if (len <= NET_HDR_LEN || len > TX_MAX) {
+			vq_push(vq, n->chain.head, 0);
+			done++;
+			continue;
+		}
+		vq_chain_read(&n->chain, 0, n->tx, len);
+		vq_push(vq, n->chain.head, 0);
+		done++;
+		handle_frame(n, n->tx + NET_HDR_LEN, (size_t)len - NET_HDR_LEN);
+	}
+	if (vq->broken)
+		log_warn("virtio-net: guest sent a malformed chain; queue stopped");
+	if (done)
+		virtio_notify_used(d, q);
+}
+
+static void net_read_config(struct virtio_dev *d, uint32_t off, uint8_t *data, uint32_t len)
+{
+	memcpy(data, guest_mac + off, len);
+}
+
+static void net_reset(struct virtio_dev *d)
+{
+	struct vnet *n = d->priv;
+
+	n->rx_head = n->rx_count = 0;
+}
+
+/* ---- events ---- */
+
+static void on_event(void *opaque, const struct net_event *ev)
+{
+	struct vnet *n = opaque;
+
+	if (n->events)
+		net_event_log_json(n->events, ev);
+	if (strcmp(ev->type, "net-deny"))
+		return;
+	if (!n->denied++)
+		net_event_to_json(ev, n->first_denied, sizeof(n->first_denied));
+}
+
+static void net_destroy(struct virtio_dev *d)
+{
+	struct vnet *n = d->priv;
+
+	if (!n)
+		return;
+	net_slirp_destroy(n->slirp);
+	if (n->dns_fd >= 0) {
+		ev_del(&n->vm->loop, n->dns_fd);
+		close(n->dns_fd);
+	}
+	if (n->tick_fd >= 0) {
+		ev_del(&n->vm->loop, n->tick_fd);
+		close(n->tick_fd);
+	}
+	if (n->pol_ok)
+		net_policy_free(&n->pol);
+	if (n->events_stderr_summary && n->denied)
+		fprintf(stderr, "mvm: network: %llu connection attempt(s) denied; first: %s\n",
+			(unsigned long long)n->denied, n->first_denied);
+	if (n->events && n->events != stderr)
+		fclose(n->events);
+	free(n->rx);
+	free(n);
+}
+
+static const struct virtio_dev_ops net_ops = {
+	.name = "virtio-net",
+	.device_id = VIRTIO_ID_NET,
+	.features = 1ULL << VIRTIO_NET_F_MAC,
+	.num_queues = 2,
+	.queue_max = NET_QUEUE_SIZE,
+	.config_size = 6,
+	.read_config = net_read_config,
+	.notify = net_notify,
+	.reset = net_reset,
+	.destroy = net_destroy,
+};
+
+/* The host loopback is reachable only when a rule names it (slirp config). */
+static bool loopback_allowed(const struct net_policy *p)
+{
+	for (size_t i = 0; i < p->rules.n; i++) {
+		const struct net_rule *r = &p->rules.v[i];
+
+		if (r->action != NET_ALLOW)
+			continue;
+		if (r->kind == NET_RULE_HOST_LOOPBACK)
+			return true;
+		if (r->kind == NET_RULE_CIDR && r->prefix == 32 &&
+		    net_addr_equal(&r->addr, &p->cfg.gw4))
+			return true;
+	}
+	return false;
+}
+
+static int setup_policy(struct vnet *n, const struct vm_net *c, char *err, size_t errlen)
+{
+	enum net_mode mode = NET_MODE_ALLOWLIST;
+	char e[512];
+	int ret;
+
+	if (c->mode && net_mode_parse(c->mode, &mode)) {
+		snprintf(err, errlen, "--net %s: expected none, allowlist or open", c->mode);
+		return -EINVAL;
+	}
+	ret = net_policy_init(&n->pol, mode);
+	if (ret)
+		return ret;
+	n->pol_ok = true;
+	if (c->policy_path) {
+		ret = net_policy_load(&n->pol, c->policy_path, e, sizeof(e));
+		if (ret) {
+			snprintf(err, errlen, "--policy %s: %s", c->policy_path, e);
+			return ret;
+		}
+		if (c->mode)
+			net_policy_set_mode(&n->pol, mode);
+	}
+	for (int i = 0; i < c->nr_allow; i++) {
+		ret = net_policy_allow(&n->pol, c->allow[i], e, sizeof(e));
+		if (ret) {
+			snprintf(err, errlen, "--allow %s: %s", c->allow[i], e);
+			return ret;
+		}
+	}
+	if (c->events_path) {
+		n->events = fopen(c->events_path, "ae");
+		if (!n->events) {
+			ret = -errno;
+			snprintf(err, errlen, "--events %s: %s", c->events_path, strerror(errno));
+			return ret;
+		}
+	} else {
+		n->events_stderr_summary = true;
+	}
+	net_policy_set_events(&n->pol, on_event, n);
+	return 0;
+}
+
+int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t errlen)
+{
+	struct net_slirp_cb cb = { from_slirp, dev_lock, dev_unlock, NULL };
+	struct vnet *n = calloc(1, sizeof(*n));
+	struct virtio_dev *d;
+	int ret;
+
+	if (!n)
+		return -ENOMEM;
+	n->vm = vm;
+	n->dns_fd = n->tick_fd = -1;
+	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
+	if (getrandom(&n->next_id, sizeof(n->next_id), 0) != sizeof(n->next_id))
+		n->next_id = (uint16_t)mono_ms();
+	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;
+	if (ret) {
+		n->d = NULL;
+		if (n->pol_ok)
+			net_policy_free(&n->pol);
+		if (n->events)
+			fclose(n->events);
+		free(n->rx);
+		free(n);
+		return ret;
+	}
+	ret = virtio_mmio_create(vm, &net_ops, n, &d);
+	if (ret)
+		return ret; /* net_destroy freed n */
+	n->d = d;
+	cb.opaque = n;
+	ret = net_slirp_create(&vm->loop, loopback_allowed(&n->pol), &cb, &n->slirp, err, errlen);
+	for (int i = 0; !ret && i < c->nr_publish; i++) {
+		struct net_publish p;
+
+		ret = net_publish_parse(c->publish[i], &p, err, errlen);
+		if (!ret)
+			ret = net_slirp_publish(n->slirp, &p, err, errlen);
+	}
+	if (!ret)
+		ret = resolver_open(n, c->dns_server, err, errlen);
+	if (!ret) {
+		n->tick_fd = ev_timer(&vm->loop, TICK_MS, TICK_MS, on_tick, n);
+		ret = n->tick_fd < 0 ? n->tick_fd : 0;
+	}
+	return ret; /* on failure vm_destroy calls net_destroy */
+}
