@@ -119,11 +119,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (;;) {
-		int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		struct sockaddr_vm peer;
+		socklen_t plen = sizeof(peer);
+		int c = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_CLOEXEC);
 		pid_t pid;
 
 		if (c < 0)
 			continue;
+		/* Only the host may drive the agent, not a process inside the guest. */
+		if (!o.unix_path && (plen < sizeof(peer) || peer.svm_cid != VMADDR_CID_HOST)) {
+			close(c);
+			continue;
+		}
 		pid = fork();
 		if (pid == 0) {
 			struct sigaction dfl = { .sa_handler = SIG_DFL };
