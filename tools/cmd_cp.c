@@ -119,7 +119,8 @@ int cp_put(const char *name, const char *src, const char *dst)
 
 int cp_get(const char *name, const char *src, const char *dst, uint64_t max)
 {
-	struct tree_opts o = { .warn = print_warn, .max_bytes = max };
+	/* A hostile guest could also flood the host with empty files: cap the count. */
+	struct tree_opts o = { .warn = print_warn, .max_bytes = max, .max_entries = CP_MAX_ENTRIES };
 	uint8_t req[AP_PATH_MAX + 8];
 	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
 	char bn[PATH_MAX], leaf[256];

@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #define CP_DEFAULT_MAX (16ull << 30)
+#define CP_MAX_ENTRIES 1000000		/* files, directories, links per copy out */
 
 /* Host file or tree @src to @dst inside sandbox @name. 0 or -errno (message printed). */
 int cp_put(const char *name, const char *src, const char *dst);

@@ -13,6 +13,7 @@
 
 struct tree_opts {
 	uint64_t max_bytes;		/* total file bytes accepted/sent; 0: no limit */
+	uint64_t max_entries;		/* receiver: entries accepted; 0: no limit */
 	bool links_outside;		/* receiver: keep symlinks that leave the tree */
 	bool keep_special_bits;		/* receiver: keep setuid/setgid/sticky */
 	/* A non-fatal problem (skipped entry). @msg is a full sentence. */

@@ -26,7 +26,7 @@ struct receiver {
 	int parent_fd, root_fd;
 	const char *name;
 	bool root_seen, root_is_file;
-	uint64_t got;
+	uint64_t got, entries;
 	struct ap_hdr h;
 	uint8_t *buf;			/* AP_MAX_PAYLOAD + 1 */
 	struct ap_entry e;
@@ -173,6 +173,8 @@ static int one_entry(struct receiver *r)
 
 	if (ap_entry_decode(r->buf, r->h.len, &r->e))
 		return bad(r, -EPROTO, "malformed or unsafe entry after %s", r->e.path);
+	if (r->o->max_entries && ++r->entries > r->o->max_entries)
+		return bad(r, -EFBIG, "too many files and directories (limit reached at %s)", r->e.path);
 	if (!r->root_seen != !r->e.path[0] || r->root_is_file)
 		return bad(r, -EPROTO, "unexpected entry %s", r->e.path);
 	if (!r->root_seen) {

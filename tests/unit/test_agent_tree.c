@@ -200,3 +200,17 @@ Test(agent_tree, truncated_stream)
 	data("short");
 	cr_assert_neq(recv_into("t", 0), 0);
 }
+
+Test(agent_tree, entry_limit)
+{
+	struct tree_opts o = { .max_entries = 3 };
+
+	entry(AP_DIR, 0755, 0, "", NULL);
+	entry(AP_DIR, 0755, 0, "a", NULL);
+	entry(AP_DIR, 0755, 0, "b", NULL);
+	entry(AP_DIR, 0755, 0, "c", NULL);
+	end();
+	shutdown(sv[0], SHUT_WR);
+	cr_assert_eq(tree_recv(sv[1], dfd, "t", &o), -EFBIG);
+	cr_assert_not(exists("t/c"));
+}
