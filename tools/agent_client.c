@@ -32,7 +32,7 @@ static int read_ok_line(int fd, int timeout_ms)
 	return strncmp(line, "OK ", 3) ? -EPROTO : 0;
 }
 
-int agent_connect(const char *name, int timeout_ms)
+static int connect_once(const char *name, int timeout_ms)
 {
 	int fd = sb_connect_unix(name, "vsock.sock"), ret;
 	char req[32];
@@ -47,6 +47,26 @@ int agent_connect(const char *name, int timeout_ms)
 		close(fd);
 		return ret;
 	}
+	return fd;
+}
+
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+int agent_connect(const char *name, int timeout_ms)
+{
+	const struct timespec pause_100ms = { 0, 100 * 1000000L };
+	long deadline = now_ms() + timeout_ms;
+	int fd;
+
+	/* A refusal means no agent listens right now (booting, or being restarted by init). */
+	while ((fd = connect_once(name, timeout_ms)) == -ECONNREFUSED && now_ms() < deadline)
+		nanosleep(&pause_100ms, NULL);
 	return fd;
 }
 
