@@ -192,6 +192,10 @@ int cmd_cp(int argc, char **argv)
 		cli_err("cp", "no sandbox named %s", sr ? sname : dname);
 		return MVM_EXIT_ERROR;
 	}
+	if (sb_vmm_pid(sr ? sname : dname) <= 0) {
+		cli_err("cp", "sandbox %s is not running", sr ? sname : dname);
+		return MVM_EXIT_ERROR;
+	}
 	if (sr)
 		return cp_get(sname, spath, argv[optind + 1], max) ? MVM_EXIT_ERROR : 0;
 	return cp_put(dname, argv[optind], dpath) ? MVM_EXIT_ERROR : 0;

@@ -180,6 +180,12 @@ int cmd_exec(int argc, char **argv)
 		ret = MVM_EXIT_ERROR;
 		goto out;
 	}
+	if (sb_vmm_pid(name) <= 0) {
+		cli_err("exec", "sandbox %s is not running (mvm start %s)", name, name);
+		ret = MVM_EXIT_ERROR;
+		sb_config_free(&c);
+		goto out;
+	}
 	o->e.argv = &argv[optind];
 	o->e.argc = argc - optind;
 	o->e.cwd = o->e.cwd ? o->e.cwd : "";
