@@ -19,8 +19,10 @@ static const char run_usage[] =
 	"\n"
 	"  --kernel PATH       guest kernel: vmlinux (PVH) or bzImage (default: make guest's)\n"
 	"  --initrd PATH       initramfs to boot (default: make guest's)\n"
-	"  --rootfs IMG        boot the command from a raw ext4 image (becomes /dev/vda)\n"
-	"  --disk PATH[:ro]    attach a raw disk (vda, vdb, ... in order); repeatable\n"
+	"  --rootfs IMG[:FLAGS]  boot the command from an ext4 image (becomes /dev/vda)\n"
+	"  --disk PATH[:FLAGS]   attach a disk (vda, vdb, ... in order); repeatable.\n"
+	"                      FLAGS: ro (read-only), raw (default) or qcow2 — the\n"
+	"                      format is stated, never guessed from the file\n"
 	"  --cpus N            vCPUs (default 1)\n"
 	"  --memory SIZE       guest RAM, e.g. 512M, 2G (default 256M)\n"
 	"  -e, --env K=V       environment variable for CMD; repeatable\n"
@@ -73,7 +75,6 @@ static const struct option run_longopts[] = {
 
 static int add_disk(struct vm_config *cfg, char *arg, bool root)
 {
-	size_t n = strlen(arg);
 	struct vm_disk *d;
 
 	if (cfg->nr_disks == VM_MAX_DISKS) {
@@ -81,9 +82,15 @@ static int add_disk(struct vm_config *cfg, char *arg, bool root)
 		return -1;
 	}
 	d = &cfg->disks[cfg->nr_disks++];
-	if (n > 3 && !strcmp(arg + n - 3, ":ro")) {
-		arg[n - 3] = 0;
-		d->read_only = true;
+	/* Trailing flags, any order: PATH[:ro][:raw|:qcow2]. */
+	for (char *c = strrchr(arg, ':'); c; c = strrchr(arg, ':')) {
+		if (!strcmp(c, ":ro"))
+			d->read_only = true;
+		else if (!strcmp(c, ":raw") || !strcmp(c, ":qcow2"))
+			d->format = c + 1;
+		else
+			break;
+		*c = 0;
 	}
 	d->path = arg;
 	if (root) {

@@ -4,10 +4,7 @@
 
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
-#if __has_include("tools/cmd_image.h")
 #include "tools/cmd_image.h"
-#define HAVE_CMD_IMAGE 1
-#endif
 
 struct verb {
 	const char *name;
@@ -26,9 +23,8 @@ static const struct verb verbs[] = {
 	{ "rm", cmd_rm, "delete a sandbox and its state" },
 	{ "logs", cmd_logs, "print a sandbox's console log" },
 	{ "events", cmd_events, "print a sandbox's lifecycle events" },
-#ifdef HAVE_CMD_IMAGE
+	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show)" },
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
-#endif
 };
 
 static void usage(FILE *f)

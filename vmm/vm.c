@@ -10,6 +10,7 @@
 #include "devices/serial.h"
 #include "devices/virtio_devices.h"
 #include "images/blk_backend.h"
+#include "images/qcow2.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
 #include "vmm/log.h"
@@ -107,15 +108,19 @@ void vm_guest_exited(struct vm *vm, uint32_t ws)
 
 static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
 {
+	/* The format is always stated, never probed: a guest may have written the file. */
+	struct qcow2_open_opts opts = { .allowed_root = NULL };
 	int ret;
 
-	if (d->format && strcmp(d->format, "raw")) {
-		snprintf(err, errlen, "disk %s: format %s not supported here", d->path, d->format);
-		return -ENOTSUP;
-	}
-	ret = blk_open_raw(d->path, d->read_only, b);
+	if (!d->format || !strcmp(d->format, "raw"))
+		ret = blk_open_raw(d->path, d->read_only, b);
+	else if (!strcmp(d->format, "qcow2"))
+		ret = blk_open_qcow2(d->path, d->read_only, &opts, b);
+	else
+		ret = -ENOTSUP;
 	if (ret)
-		snprintf(err, errlen, "disk %s: %s", d->path, strerror(-ret));
+		snprintf(err, errlen, "disk %s (%s): %s", d->path, d->format ? d->format : "raw",
+			 strerror(-ret));
 	return ret;
 }
 
