@@ -19,5 +19,12 @@ int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path)
 /* virtio-net on libslirp under the network policy of @net (eth0 in the guest). */
 struct vm_net;
 int virtio_net_create(struct vm *vm, const struct vm_net *net, char *err, size_t errlen);
+/* Run-time policy changes (event-loop thread, e.g. the control API): @verb
+ * "allow", "deny" (adds a deny rule) or "remove" (a rule by its text).
+ * 0, -ENODEV without a network device, or -EINVAL etc. with @err filled. */
+int virtio_net_rule(struct vm *vm, const char *verb, const char *rule, char *err, size_t errlen);
+/* The policy as JSON, {"mode":"allowlist","allow":[...],"deny":[...]}
+ * (malloc'd), or NULL without a network device. */
+char *virtio_net_show(struct vm *vm);
 
 #endif

@@ -58,6 +58,7 @@ struct vnet {
 	struct net_policy pol;
 	bool pol_ok;
 	struct net_slirp *slirp;
+	bool loopback_on;	/* slirp may reach the host's 127.0.0.1 */
 	struct net_filter_result res;
 	struct vq_chain chain;
 	uint8_t tx[TX_MAX];
@@ -73,6 +74,10 @@ struct vnet {
 	char first_denied[NET_EVENT_JSON_MAX];
 	/* resolver */
 	int dns_fd, tick_fd;
+	struct sockaddr_storage dns_addr; /* family 0: no upstream */
+	socklen_t dns_addrlen;
+	char dns_name[160];
+	bool dns_tried;
 	struct dns_slot dns[DNS_PENDING];
 	uint16_t next_id;
 };
@@ -160,6 +165,8 @@ static void answer(struct vnet *n, enum net_verdict v)
 		rx_deliver(n, n->res.reply, n->res.reply_len);
 }
 
+static void resolver_connect(struct vnet *n);
+
 /* RFC 1035 §4.1: header, one question, recursion desired. */
 static size_t build_query(uint8_t *out, size_t cap, uint16_t id, const struct dns_query *q)
 {
@@ -204,6 +211,8 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 		answer(n, net_filter_dns_answer(&n->pol, pq, NULL, 0, &n->res));
 		return;
 	}
+	if (n->dns_fd < 0 && !n->dns_tried)
+		resolver_connect(n);
 	for (int i = 0; i < DNS_PENDING && !s; i++)
 		if (!n->dns[i].used)
 			s = &n->dns[i];
@@ -334,43 +343,44 @@ static int host_nameserver(char *out, size_t cap)
 	return ret;
 }
 
+/* Parse the upstream now (a bad --dns-server is a usage error); connect on
+ * first use, so a host without a route to it is quiet until a name is asked. */
 static int resolver_open(struct vnet *n, const char *server, char *err, size_t errlen)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	char buf[160];
-	int ret;
-
 	if (!server) {
-		if (host_nameserver(buf, sizeof(buf))) {
-			log_warn("virtio-net: no nameserver in /etc/resolv.conf: "
-				 "allowed names will not resolve");
+		if (host_nameserver(n->dns_name, sizeof(n->dns_name)))
 			return 0;
-		}
-		server = buf;
+		server = n->dns_name;
+	} else {
+		snprintf(n->dns_name, sizeof(n->dns_name), "%s", server);
 	}
-	if (parse_server(server, &ss, &sl)) {
+	if (parse_server(server, &n->dns_addr, &n->dns_addrlen)) {
 		snprintf(err, errlen, "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
 			 server);
 		return -EINVAL;
 	}
-	n->dns_fd = socket(ss.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (n->dns_fd < 0)
-		return -errno;
-	if (connect(n->dns_fd, (struct sockaddr *)&ss, sl)) {
-		/* No route (yet): allowed names get SERVFAIL, the rest still works. */
-		log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve", server,
-			 strerror(errno));
-		close(n->dns_fd);
-		n->dns_fd = -1;
-		return 0;
-	}
-	ret = ev_add(&n->vm->loop, n->dns_fd, EPOLLIN, on_dns, n);
-	if (ret) {
-		snprintf(err, errlen, "DNS server %s: %s", server, strerror(-ret));
-		return ret;
-	}
 	return 0;
+}
+
+static void resolver_connect(struct vnet *n)
+{
+	const char *why = "no nameserver in /etc/resolv.conf";
+	int fd;
+
+	n->dns_tried = true;
+	if (n->dns_addr.ss_family) {
+		fd = socket(n->dns_addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd >= 0 && !connect(fd, (struct sockaddr *)&n->dns_addr, n->dns_addrlen) &&
+		    !ev_add(&n->vm->loop, fd, EPOLLIN, on_dns, n)) {
+			n->dns_fd = fd;
+			return;
+		}
+		why = strerror(errno);
+		if (fd >= 0)
+			close(fd);
+	}
+	log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve",
+		 n->dns_name[0] ? n->dns_name : "(none)", why);
 }
 
 /* ---- TX: frames from the guest ---- */
@@ -455,6 +465,8 @@ static void net_destroy(struct virtio_dev *d)
 
 	if (!n)
 		return;
+	if (n->vm->net == n)
+		n->vm->net = NULL;
 	net_slirp_destroy(n->slirp);
 	if (n->dns_fd >= 0) {
 		ev_del(&n->vm->loop, n->dns_fd);
@@ -549,6 +561,81 @@ static int setup_policy(struct vnet *n, const struct vm_net *c, char *err, size_
 	return 0;
 }
 
+int virtio_net_rule(struct vm *vm, const char *verb, const char *rule, char *err, size_t errlen)
+{
+	struct vnet *n = vm->net;
+	int ret;
+
+	if (!n || !n->d) {
+		snprintf(err, errlen, "this VM has no network device");
+		return -ENODEV;
+	}
+	if (!strcmp(verb, "allow") && !n->loopback_on) {
+		struct net_rule r;
+
+		/* slirp's host-loopback switch is fixed when it starts. */
+		if (!net_rule_parse(rule, NET_ALLOW, &r, err, errlen) &&
+		    (r.kind == NET_RULE_HOST_LOOPBACK ||
+		     (r.kind == NET_RULE_CIDR && r.prefix == 32 &&
+		      net_addr_equal(&r.addr, &n->pol.cfg.gw4)))) {
+			snprintf(err, errlen, "the host loopback can only be allowed when the VM starts");
+			return -ENOTSUP;
+		}
+	}
+	pthread_mutex_lock(&n->d->lock);
+	if (!strcmp(verb, "allow")) {
+		ret = net_policy_allow(&n->pol, rule, err, errlen);
+	} else if (!strcmp(verb, "deny")) {
+		ret = net_policy_deny(&n->pol, rule, err, errlen);
+	} else if (!strcmp(verb, "remove")) {
+		ret = net_policy_remove(&n->pol, rule);
+		if (ret)
+			snprintf(err, errlen, "no rule '%s'", rule);
+	} else {
+		snprintf(err, errlen, "unknown verb %s", verb);
+		ret = -EINVAL;
+	}
+	pthread_mutex_unlock(&n->d->lock);
+	return ret;
+}
+
+char *virtio_net_show(struct vm *vm)
+{
+	struct vnet *n = vm->net;
+	size_t cap, len = 0;
+	char *out;
+
+	if (!n || !n->d)
+		return NULL;
+	pthread_mutex_lock(&n->d->lock);
+	cap = 64 + n->pol.rules.n * (NET_RULE_TEXT_MAX + 4);
+	out = malloc(cap);
+	if (out) {
+		/* Rule texts passed net_rule_parse: no quotes or backslashes. */
+		len += (size_t)snprintf(out + len, cap - len, "{\"mode\":\"%s\"",
+					net_mode_name(n->pol.rules.mode));
+		for (int act = NET_ALLOW; act <= NET_DENY; act++) {
+			bool first = true;
+
+			len += (size_t)snprintf(out + len, cap - len, ",\"%s\":[",
+						act == NET_ALLOW ? "allow" : "deny");
+			for (size_t i = 0; i < n->pol.rules.n; i++) {
+				const struct net_rule *r = &n->pol.rules.v[i];
+
+				if ((int)r->action != act)
+					continue;
+				len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"",
+							first ? "" : ",", r->text);
+				first = false;
+			}
+			len += (size_t)snprintf(out + len, cap - len, "]");
+		}
+		snprintf(out + len, cap - len, "}");
+	}
+	pthread_mutex_unlock(&n->d->lock);
+	return out;
+}
+
 int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t errlen)
 {
 	struct net_slirp_cb cb = { from_slirp, dev_lock, dev_unlock, NULL };
@@ -579,7 +666,10 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 		return ret; /* net_destroy freed n */
 	n->d = d;
 	cb.opaque = n;
-	ret = net_slirp_create(&vm->loop, loopback_allowed(&n->pol), &cb, &n->slirp, err, errlen);
+	n->loopback_on = loopback_allowed(&n->pol);
+	ret = net_slirp_create(&vm->loop, n->loopback_on, &cb, &n->slirp, err, errlen);
+	if (!ret)
+		vm->net = n;
 	for (int i = 0; !ret && i < c->nr_publish; i++) {
 		struct net_publish p;
 

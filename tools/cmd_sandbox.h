@@ -11,6 +11,7 @@ int cmd_stop(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_events(int argc, char **argv);
+int cmd_net(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 
 /* Boot timeout for create/start: MVM_START_TIMEOUT seconds (default 120). */

@@ -71,6 +71,9 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->want_rng = true;
 	vc->vsock_path = "vsock.sock";
 	vc->vsock_cid = c->cid;
+	/* Deny by default: nothing leaves until `mvm net allow NAME RULE`. */
+	vc->net.enabled = true;
+	vc->net.events_path = "events.jsonl";
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "devices/virtio_devices.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
 #include "vmm/vm.h"
@@ -59,11 +60,41 @@ static cJSON *status_reply(struct sb_api *a)
 	return r;
 }
 
+/* net-allow / net-deny / net-remove {"rule": ...}, net-show (docs/api.md). */
+static cJSON *net_op(struct sb_api *a, const char *verb, const cJSON *req, const char **err,
+		     char *ebuf, size_t elen)
+{
+	const cJSON *rule = cJSON_GetObjectItemCaseSensitive(req, "rule");
+	cJSON *r;
+	char *j;
+
+	if (!strcmp(verb, "show")) {
+		j = virtio_net_show(a->vm);
+		if (!j) {
+			*err = "this sandbox has no network device";
+			return NULL;
+		}
+		r = cJSON_CreateObject();
+		cJSON_AddBoolToObject(r, "ok", 1);
+		cJSON_AddItemToObject(r, "policy", cJSON_Parse(j));
+		free(j);
+		return r;
+	}
+	if (!cJSON_IsString(rule)) {
+		*err = "expected {\"op\":\"net-allow\",\"rule\":\"HOST[:PORTS][/tcp|/udp]\"}";
+		return NULL;
+	}
+	if (virtio_net_rule(a->vm, verb, rule->valuestring, ebuf, elen))
+		*err = ebuf;
+	return NULL;
+}
+
 static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 {
 	cJSON *req = cJSON_Parse(line), *r = NULL;
 	const cJSON *op = cJSON_GetObjectItemCaseSensitive(req, "op");
 	const char *err = NULL;
+	char ebuf[512];
 
 	if (!cJSON_IsString(op)) {
 		err = "expected {\"op\": ...}";
@@ -78,8 +109,12 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 		sb_event(a->name, "resumed", "");
 	} else if (!strcmp(op->valuestring, "shutdown")) {
 		*stop = true;
+	} else if (!strcmp(op->valuestring, "net-allow") || !strcmp(op->valuestring, "net-deny") ||
+		   !strcmp(op->valuestring, "net-remove") || !strcmp(op->valuestring, "net-show")) {
+		r = net_op(a, op->valuestring + 4, req, &err, ebuf, sizeof(ebuf));
 	} else {
-		err = "unknown op (status, pause, resume, shutdown)";
+		err = "unknown op (status, pause, resume, shutdown, net-allow, net-deny, net-remove, "
+		      "net-show)";
 	}
 	cJSON_Delete(req);
 	if (!r) {

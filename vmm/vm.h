@@ -107,6 +107,7 @@ struct vm {
 	int nr_devices;
 	int next_virtio;		/* virtio-mmio slot allocator */
 	struct serial *console;
+	void *net;			/* devices/virtio_net.c's device, for the control API; NULL: none */
 	struct timespec t0;
 	/* Written by vCPU threads, read after the loop stops. */
 	int stop_requested;

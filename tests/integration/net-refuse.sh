@@ -1,7 +1,7 @@
 #!/bin/sh
 # Networking: what no rule allows fails fast with a clear error in the guest
 # and an event on the host: an IP literal (TCP RST), UDP to any address
-# (ICMP admin-prohibited; nothing arrives), the host's loopback through the
+# (ICMP admin-prohibited; nothing arrives), ping, the host's loopback through the
 # gateway, DNS to another resolver. --net none: no network device at all.
 . tests/integration/lib.sh
 . tests/integration/net.lib
@@ -13,7 +13,8 @@ run_mvm run $NET_DNS --allow allowed.test:8080/tcp --events "$T/events.jsonl" --
 	s=$(date +%s)
 	timeout 20 wget -q -O- http://203.0.113.20:8080/hello.txt; echo "ip-literal=$?"
 	e=$(date +%s); echo "ip-literal-secs=$((e - s))"
-	echo leak | timeout 5 nc -u -w 1 203.0.113.20 9999; echo "udp=$?"
+	echo leak > /tmp/leak; timeout 5 tftp -p -l /tmp/leak 203.0.113.20 9999; echo "udp=$?"
+	timeout 5 ping -c 1 -W 2 203.0.113.20; echo "ping=$?"
 	s=$(date +%s)
 	timeout 20 wget -q -O- http://10.0.2.2:18080/hello.txt; echo "loopback=$?"
 	e=$(date +%s); echo "loopback-secs=$((e - s))"
@@ -26,10 +27,13 @@ expect_match "refused, not timed out" 'Connection refused' "$(cat "$T/err")"
 expect_match "host loopback refused" 'loopback=1' "$(cat "$T/out")"
 expect_match "host loopback refused fast" 'loopback-secs=[012]$' "$(cat "$T/out")"
 expect_match "other resolver" 'other-resolver=1' "$(cat "$T/out")"
+expect_match "UDP refused" 'udp=1' "$(cat "$T/out")"
+expect_match "ping refused" 'ping=1' "$(cat "$T/out")"
 expect_event "IP literal" '"proto":"tcp","dst":"203.0.113.20","port":8080,.*"reason":"not-allowlisted"'
 expect_event "UDP" '"proto":"udp","dst":"203.0.113.20","port":9999'
 expect_event "host loopback" '"proto":"tcp","dst":"10.0.2.2","port":18080,.*"reason":"host-loopback"'
 expect_event "other resolver" '"dst":"198.51.100.2","port":53'
+expect_event "ping" '"proto":"icmp","dst":"203.0.113.20"'
 sleep 1
 [ ! -s "$T/udp.out" ] || fail "UDP datagram reached the test host: $(cat "$T/udp.out")"
 
