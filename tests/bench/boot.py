@@ -18,7 +18,7 @@ GUEST = os.environ.get("MVM_GUEST_DIR", os.path.join(os.path.dirname(MVM), "gues
 KERNEL = os.path.join(GUEST, "vmlinux")
 MEM = "256M"
 CMDLINE = ("console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 "
-           "i8042.noaux i8042.nomux i8042.dumbkbd i8042.nopnp swiotlb=noforce pci=off "
+           "swiotlb=noforce "
            "cryptomgr.notests tsc=reliable no_timer_check io_delay=none")
 
 
