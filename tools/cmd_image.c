@@ -1,4 +1,4 @@
-/* `mvm image`: create qcow2 overlays, show image info, list the image store. */
+/* `mvm image`: create qcow2 overlays, show image info, build and list the image store. */
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "images/qcow2.h"
 #include "images/qcow2_format.h"
 #include "tools/cli.h"
 #include "tools/cmd_image.h"
+#include "tools/image_store.h"
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
 
@@ -22,6 +25,7 @@ static const char usage_text[] =
 	"usage: mvm image create [--base BASE [--base-format raw|qcow2]] [--size SIZE]\n"
 	"                        [--cluster-size SIZE] OVERLAY\n"
 	"       mvm image info PATH [--json] [--format raw|qcow2] [--trust-backing]\n"
+	"       mvm image build NAME [--force] [--size SIZE]\n"
 	"       mvm image ls\n\n"
 	"create  make a qcow2 v3 image; with --base, a copy-on-write overlay whose\n"
 	"        reads fall through to BASE (never written). The base format is\n"
@@ -30,6 +34,12 @@ static const char usage_text[] =
 	"info    format, virtual size, disk usage and the backing chain. Without\n"
 	"        --format the header magic picks how to show PATH; backing files\n"
 	"        must stay inside PATH's directory unless --trust-backing.\n"
+	"build   build root image NAME (minimal: busybox + the guest init, seconds,\n"
+	"        offline; debian: Debian 12 minbase via debootstrap from the host's\n"
+	"        apt mirror, needs root and the network) into the store as NAME.ext4\n"
+	"        (raw ext4, sparse) + NAME.json. A built image is reused unless\n"
+	"        --force. Builders are images/build-NAME.sh. Boot one with\n"
+	"        'mvm run --image NAME' (a throw-away overlay; the image stays intact).\n"
 	"ls      images in $XDG_DATA_HOME/mvm/images (default ~/.local/share/...).\n";
 
 static int usage(FILE *f, int rc)
@@ -319,16 +329,136 @@ static int cmd_info(int argc, char **argv)
 
 static char *store_dir(void)
 {
-	const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-	char *d = NULL;
+	return image_store_dir();
+}
 
-	if (x && *x) {
-		if (asprintf(&d, "%s/mvm/images", x) < 0)
-			return NULL;
-	} else if (asprintf(&d, "%s/.local/share/mvm/images", home ? home : ".") < 0) {
-		return NULL;
+/* images/build-NAME.sh beside the binary's checkout (build/mvm -> images/),
+ * or under $MVM_IMAGE_BUILDERS. */
+static int builder_path(const char *name, char *out, size_t cap)
+{
+	const char *env = getenv("MVM_IMAGE_BUILDERS");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, cap, "%s/build-%s.sh", env, name);
+		return access(out, R_OK) ? -ENOENT : 0;
 	}
-	return d;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
+		*slash = 0;
+		snprintf(out, cap, "%s/images/build-%s.sh", exe, name);
+		if (!access(out, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+static int mkdir_p(const char *path)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+static int run_builder(const char *script, const char *out, uint64_t size)
+{
+	const char *guest = cli_guest_dir();
+	char sz[32];
+	int st;
+	pid_t pid;
+
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		setenv("MVM_IMAGE_OUT", out, 1);
+		setenv("MVM_IMAGE_SIZE", sz, 1);
+		if (guest)
+			setenv("MVM_GUEST_DIR", guest, 1);
+		execl("/bin/sh", "sh", script, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int cmd_build(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "size", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char script[PATH_MAX], *dir, *out = NULL, *meta = NULL;
+	struct timespec t0, t1;
+	uint64_t size = 0;
+	bool force = false;
+	int c, rc = EXIT_ERR;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "fs:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': force = true; break;
+		case 's':
+			if (cli_parse_size(optarg, &size) || size < (16ULL << 20))
+				return usage(stderr, EXIT_USAGE);
+			break;
+		case 'h': return usage(stdout, EXIT_OK);
+		default: return usage(stderr, EXIT_USAGE);
+		}
+	}
+	if (optind != argc - 1 || !image_name_ok(argv[optind]))
+		return usage(stderr, EXIT_USAGE);
+	if (builder_path(argv[optind], script, sizeof(script))) {
+		cli_err("image", "build: no builder for '%s' (images/build-%s.sh); "
+			"known: minimal, debian", argv[optind], argv[optind]);
+		return EXIT_ERR;
+	}
+	dir = store_dir();
+	if (!dir || asprintf(&out, "%s/%s.ext4", dir, argv[optind]) < 0 ||
+	    asprintf(&meta, "%s/%s.json", dir, argv[optind]) < 0)
+		goto done;
+	/* NAME.json is written last: its presence marks a finished build. */
+	if (!force && !access(out, R_OK) && !access(meta, R_OK)) {
+		printf("image: %s is built (%s); --force rebuilds it\n", argv[optind], out);
+		rc = EXIT_OK;
+		goto done;
+	}
+	if (mkdir_p(dir)) {
+		cli_err("image", "build: %s: %s", dir, strerror(errno));
+		goto done;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = run_builder(script, out, size);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc) {
+		cli_err("image", "build: %s failed (status %d)", argv[optind], rc);
+		rc = EXIT_ERR;
+	} else {
+		printf("image: built %s in %.1fs: %s\n", argv[optind],
+		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+		       out);
+	}
+done:
+	free(meta);
+	free(out);
+	free(dir);
+	return rc;
 }
 
 static int cmd_ls(int argc, char **argv)
@@ -354,7 +484,11 @@ static int cmd_ls(int argc, char **argv)
 		uint64_t v;
 		const char *fmt;
 
-		if (e->d_name[0] == '.' || asprintf(&p, "%s/%s", dir, e->d_name) < 0)
+		size_t nl = strlen(e->d_name);
+
+		/* Hidden entries are builds in progress; NAME.json is metadata. */
+		if (e->d_name[0] == '.' || (nl > 5 && !strcmp(e->d_name + nl - 5, ".json")) ||
+		    asprintf(&p, "%s/%s", dir, e->d_name) < 0)
 			continue;
 		if (!stat(p, &st) && S_ISREG(st.st_mode) && (fmt = file_format(p, &v))) {
 			human(v, vs, sizeof(vs));
@@ -380,6 +514,8 @@ int cmd_image(int argc, char **argv)
 		return cmd_info(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "ls"))
 		return cmd_ls(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "build"))
+		return cmd_build(argc - 1, argv + 1);
 	cli_err("image", "unknown subcommand '%s'", argv[1]);
 	return usage(stderr, EXIT_USAGE);
 }

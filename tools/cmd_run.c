@@ -1,14 +1,18 @@
 /* `mvm run`: boot a throw-away VM, run one command in it, exit with its status. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "images/qcow2.h"
 #include "tools/cli.h"
 #include "tools/cmd_run.h"
+#include "tools/image_store.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
 
@@ -20,6 +24,9 @@ static const char run_usage[] =
 	"  --kernel PATH       guest kernel: vmlinux (PVH) or bzImage (default: make guest's)\n"
 	"  --initrd PATH       initramfs to boot (default: make guest's)\n"
 	"  --rootfs IMG[:FLAGS]  boot the command from an ext4 image (becomes /dev/vda)\n"
+	"  --image NAME|PATH   boot a raw ext4 root image (NAME from 'mvm image build')\n"
+	"                      through a throw-away qcow2 overlay: the image is never\n"
+	"                      written, the guest's changes vanish at exit\n"
 	"  --disk PATH[:FLAGS]   attach a disk (vda, vdb, ... in order); repeatable.\n"
 	"                      FLAGS: ro (read-only), raw (default) or qcow2 — the\n"
 	"                      format is stated, never guessed from the file\n"
@@ -46,12 +53,14 @@ static const char run_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
        OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
-       OPT_NET, OPT_ALLOW, OPT_POLICY, OPT_DNS_SERVER, OPT_PUBLISH, OPT_EVENTS };
+       OPT_NET, OPT_ALLOW, OPT_POLICY, OPT_DNS_SERVER, OPT_PUBLISH, OPT_EVENTS,
+       OPT_IMAGE };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
 	{ "initrd", required_argument, NULL, OPT_INITRD },
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
+	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
@@ -145,6 +154,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_INITRD: o->cfg.initrd_path = arg; return 0;
 	case OPT_ROOTFS: return add_disk(&o->cfg, arg, true);
 	case OPT_DISK: return add_disk(&o->cfg, arg, false);
+	case OPT_IMAGE: o->image = arg; return 0;
 	case OPT_CPUS:
 		if (cli_parse_int(arg, 1, VM_MAX_CPUS, &n)) {
 			cli_err("run", "--cpus: '%s' is not a number from 1 to %d", arg, VM_MAX_CPUS);
@@ -219,13 +229,13 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 				argv[optind - 1]);
 			return -1;
 		}
-		rootfs += c == OPT_ROOTFS;
+		rootfs += c == OPT_ROOTFS || c == OPT_IMAGE;
 		initrd += c == OPT_INITRD;
 		if (parse_value(o, c, optarg))
 			return -1;
 	}
 	if (rootfs > 1 || (rootfs && initrd)) {
-		cli_err("run", "use one of --initrd and --rootfs, once");
+		cli_err("run", "use one of --initrd, --rootfs and --image, once");
 		return -1;
 	}
 	if (optind >= argc) {
@@ -236,6 +246,73 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 	o->env[o->nenv] = NULL;
 	o->cfg.env = o->env;
 	return 0;
+}
+
+/*
+ * --image: resolve NAME (tools/image_store.c), then boot it through a qcow2
+ * overlay in a private temp dir. The overlay is opened as qcow2 and its base
+ * with the stated format raw, confined to the base's own directory; the base
+ * is only ever opened read-only.
+ */
+static int prepare_image(struct run_opts *o)
+{
+	char found[PATH_MAX], magic[4], *dir;
+	const char *tmp = getenv("TMPDIR");
+	int fd, err;
+
+	if (image_store_resolve(o->image, found, sizeof(found))) {
+		cli_err("run", "--image: no image '%s' (build one: mvm image build %s; or give a path)",
+			o->image, o->image);
+		return -1;
+	}
+	if (!realpath(found, o->image_path)) {
+		cli_err("run", "--image: %s: %s", found, strerror(errno));
+		return -1;
+	}
+	fd = open(o->image_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, magic, 4, 0) != 4 || !memcmp(magic, "QFI\xfb", 4)) {
+		cli_err("run", "--image: %s: %s", o->image_path,
+			fd < 0 ? strerror(errno) : "not a raw ext4 image");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(o->image_dir, sizeof(o->image_dir), "%s", o->image_path);
+	dir = dirname(o->image_dir);
+	memmove(o->image_dir, dir, strlen(dir) + 1);
+	snprintf(o->overlay_dir, sizeof(o->overlay_dir), "%s/mvm-run.XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(o->overlay_dir)) {
+		cli_err("run", "--image: temp dir %s: %s", o->overlay_dir, strerror(errno));
+		o->overlay_dir[0] = 0;
+		return -1;
+	}
+	snprintf(o->overlay_arg, sizeof(o->overlay_arg), "%s/root.qcow2", o->overlay_dir);
+	err = qcow2_create_overlay(o->overlay_arg, o->image_path, "raw", 0, 16);
+	if (err) {
+		cli_err("run", "--image: overlay on %s: %s", o->image_path, strerror(-err));
+		return -1;
+	}
+	strcat(o->overlay_arg, ":qcow2");	/* add_disk strips the flag again */
+	if (add_disk(&o->cfg, o->overlay_arg, true))
+		return -1;
+	o->cfg.disks[0].backing_root = o->image_dir;
+	o->cfg.disks[0].backing_format = "raw";
+	return 0;
+}
+
+/* The overlay goes as soon as the VMM holds it open (and on every exit path). */
+static void drop_overlay(struct run_opts *o)
+{
+	char p[PATH_MAX];
+
+	if (!o->overlay_dir[0])
+		return;
+	snprintf(p, sizeof(p), "%s/root.qcow2", o->overlay_dir);
+	unlink(p);
+	rmdir(o->overlay_dir);
+	o->overlay_dir[0] = 0;
 }
 
 static long rss_kib(void)
@@ -314,6 +391,8 @@ int cmd_run(int argc, char **argv)
 	ret = MVM_EXIT_ERROR;
 	if (find_defaults(o))
 		goto out;
+	if (o->image && prepare_image(o))
+		goto out;
 	if (o->save_initrd) {
 		ret = save_initrd(o);
 		goto out;
@@ -325,6 +404,7 @@ int cmd_run(int argc, char **argv)
 		cli_err("run", "%s", res.message);
 		goto out_vm;
 	}
+	drop_overlay(o);
 	vm_run(vm, &res);
 	if (o->timing)
 		print_timing(vm, &res);
@@ -332,6 +412,7 @@ int cmd_run(int argc, char **argv)
 out_vm:
 	vm_destroy(vm);
 out:
+	drop_overlay(o);
 	free(vm);
 	free(o);
 	return ret;

@@ -13,6 +13,9 @@ struct run_opts {
 	struct vm_config cfg;
 	bool timing;
 	const char *save_initrd;
+	const char *image;		/* --image NAME|PATH: root disk via a per-run overlay */
+	char image_path[PATH_MAX], image_dir[PATH_MAX], overlay_dir[PATH_MAX],
+	     overlay_arg[PATH_MAX];
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	char *env[RUN_MAX_ENV + 4];
 	int nenv;

@@ -11,28 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tools/image_store.h"
 #include "tools/sandbox_disk.h"
 
+/* Same lookup as `mvm run --image` (tools/image_store.c). */
 int sb_image_resolve(const char *arg, char *out, size_t cap)
 {
-	static const char *suffix[] = { "", ".ext4", ".img", ".raw" };
-	const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-	char dir[PATH_MAX];
-
-	if (strchr(arg, '/') || access(arg, R_OK) == 0) {
-		snprintf(out, cap, "%s", arg);
-		return access(out, R_OK) ? -errno : 0;
-	}
-	if (x && *x)
-		snprintf(dir, sizeof(dir), "%s/mvm/images", x);
-	else
-		snprintf(dir, sizeof(dir), "%s/.local/share/mvm/images", home ? home : "/");
-	for (size_t i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-		snprintf(out, cap, "%s/%s%s", dir, arg, suffix[i]);
-		if (access(out, R_OK) == 0)
-			return 0;
-	}
-	return -ENOENT;
+	return image_store_resolve(arg, out, cap);
 }
 
 /* Never guess formats of files a guest may have written; here we only refuse qcow2. */

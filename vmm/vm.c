@@ -111,7 +111,8 @@ void vm_guest_exited(struct vm *vm, uint32_t ws)
 static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
 {
 	/* The format is always stated, never probed: a guest may have written the file. */
-	struct qcow2_open_opts opts = { .allowed_root = NULL };
+	struct qcow2_open_opts opts = { .allowed_root = d->backing_root,
+					.backing_fmt = d->backing_format };
 	int ret;
 
 	if (!d->format || !strcmp(d->format, "raw"))

@@ -29,6 +29,11 @@ struct vm_disk {
 	const char *path;
 	bool read_only;
 	const char *format;	/* "raw" (default) or "qcow2" */
+	/* qcow2 only: backing files must lie under this directory (NULL: the
+	 * image's own) and the first one must be of this format (NULL: the
+	 * header's). `mvm run --image` sets both for its per-run overlay. */
+	const char *backing_root;
+	const char *backing_format;
 };
 
 /* Network (virtio-net on libslirp, docs/network-policy.md). */
