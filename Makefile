@@ -27,7 +27,7 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image bench-exec demo clean format
+        bench-image bench-exec bench-net demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -115,6 +115,10 @@ bench-exec: $(BUILD)/mvm guest
 
 bench-boot: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/boot.py
+
+# Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
+bench-net: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tests/bench/net.sh
 
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
 bench-image: $(BUILD)/mvm

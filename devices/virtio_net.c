@@ -67,6 +67,7 @@ struct vnet {
 	uint16_t rx_len[RX_SLOTS];
 	unsigned rx_head, rx_count;
 	uint64_t rx_dropped;
+	bool rx_irq;		/* used RX buffers not yet signalled (one interrupt per round) */
 	/* events */
 	FILE *events;
 	bool events_stderr_summary;
@@ -117,7 +118,16 @@ static void rx_flush(struct vnet *n)
 		n->rx_count--;
 	}
 	if (pushed)
+		n->rx_irq = true;
+}
+
+/* End of a round (a kick, a slirp poll, a DNS reply): one interrupt. */
+static void rx_signal(struct vnet *n)
+{
+	if (n->rx_irq) {
+		n->rx_irq = false;
 		virtio_notify_used(n->d, NET_RX);
+	}
 }
 
 static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
@@ -154,6 +164,7 @@ static void dev_unlock(void *opaque)
 {
 	struct vnet *n = opaque;
 
+	rx_signal(n);
 	pthread_mutex_unlock(&n->d->lock);
 }
 
@@ -256,6 +267,7 @@ static void on_dns(void *opaque, uint32_t events)
 			break;
 		}
 	}
+	rx_signal(n);
 	pthread_mutex_unlock(&n->d->lock);
 }
 
@@ -275,6 +287,7 @@ static void on_tick(void *opaque, uint32_t events)
 		}
 	}
 	net_policy_flush_events(&n->pol);
+	rx_signal(n);
 	pthread_mutex_unlock(&n->d->lock);
 }
 
@@ -410,6 +423,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 
 	if (q == NET_RX) {
 		rx_flush(n);
+		rx_signal(n);
 		return;
 	}
 	if (q != NET_TX)
@@ -431,6 +445,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 		log_warn("virtio-net: guest sent a malformed chain; queue stopped");
 	if (done)
 		virtio_notify_used(d, q);
+	rx_signal(n);
 }
 
 static void net_read_config(struct virtio_dev *d, uint32_t off, uint8_t *data, uint32_t len)
@@ -478,6 +493,9 @@ static void net_destroy(struct virtio_dev *d)
 	}
 	if (n->pol_ok)
 		net_policy_free(&n->pol);
+	if (n->rx_dropped)
+		log_debug("virtio-net: %llu frames for the guest dropped (no RX buffers)",
+			  (unsigned long long)n->rx_dropped);
 	if (n->events_stderr_summary && n->denied)
 		fprintf(stderr, "mvm: network: %llu connection attempt(s) denied; first: %s\n",
 			(unsigned long long)n->denied, n->first_denied);

@@ -1,0 +1,98 @@
+#!/bin/sh
+# make bench-net: guest download throughput from a test host through mvm
+# (virtio-net + libslirp + the policy filter) beside QEMU microvm with
+# `-netdev user` (libslirp, no filter): same kernel, same initramfs, same
+# guest command, same server, one run. Needs root (netns + veth), which the
+# nested box provides.
+#
+# The test host is a network namespace at 203.0.113.10 behind a veth
+# (198.51.100.0/24), serving MVM_BENCH_NET_MB MiB (default 32) with busybox
+# httpd. The guest times `wget -O /dev/null` with /proc/uptime; each VMM runs
+# MVM_BENCH_RUNS times (default 3), alternating; medians are compared.
+set -eu
+MVM=${MVM:-build/mvm}
+GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
+MB=${MVM_BENCH_NET_MB:-32}
+RUNS=${MVM_BENCH_RUNS:-3}
+[ "$(id -u)" = 0 ] || { echo "bench-net: needs root (run through tests/nested/maybe-nested.sh)" >&2; exit 2; }
+T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-net.XXXXXX")
+NS=mvmb$$ VH=mbh$$ VT=mbt$$
+HPID=""
+cleanup() {
+	set +e
+	[ -z "$HPID" ] || kill "$HPID" 2>/dev/null
+	ip route del 203.0.113.0/24 via 198.51.100.2 2>/dev/null
+	ip link del "$VH" 2>/dev/null
+	ip netns del "$NS" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+ip netns add "$NS"
+ip link add "$VH" type veth peer name "$VT"
+ip link set "$VT" netns "$NS"
+ip addr add 198.51.100.1/24 dev "$VH"
+ip link set "$VH" up
+ip -n "$NS" link set lo up
+ip -n "$NS" addr add 198.51.100.2/24 dev "$VT"
+ip -n "$NS" link set "$VT" up
+ip -n "$NS" addr add 203.0.113.10/32 dev lo
+ip -n "$NS" route add default via 198.51.100.1
+ip route replace 203.0.113.0/24 via 198.51.100.2
+mkdir -p "$T/www"
+head -c $((MB * 1048576)) /dev/urandom > "$T/www/big"
+echo ready > "$T/www/ready"
+ip netns exec "$NS" busybox httpd -f -p 8080 -h "$T/www" &
+HPID=$!
+i=0
+until busybox wget -q -O /dev/null http://203.0.113.10:8080/ready 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || { echo "bench-net: http server did not start" >&2; exit 1; }
+	sleep 0.2
+done
+
+CMD='a=$(cut -d" " -f1 /proc/uptime); wget -q -O /dev/null http://203.0.113.10:8080/big; r=$?; b=$(cut -d" " -f1 /proc/uptime); echo "rc=$r secs=$a $b"'
+# reboot=t: QEMU microvm has no i8042 reset line; a triple fault ends it under -no-reboot.
+CMDLINE="console=ttyS0 quiet reboot=t panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce cryptomgr.notests tsc=reliable no_timer_check io_delay=none"
+"$MVM" run --save-initrd "$T/q.cpio" -- sh -c "$CMD"
+
+# secs FILE: download seconds from the guest's line, or fail
+secs() {
+	line=$(grep -o 'rc=[0-9]* secs=[0-9.]* [0-9.]*' "$1" || true)
+	case "$line" in
+	rc=0*) echo "$line" | awk '{ split($2, a, "="); printf "%.2f\n", $3 - a[2] }' ;;
+	*) echo "bench-net: $2 download failed: $(cat "$1")" >&2; exit 1 ;;
+	esac
+}
+
+mvm_run() {
+	timeout 600 "$MVM" run --allow 203.0.113.10:8080/tcp -- sh -c "$CMD" > "$T/m.out" 2>&1 || true
+	secs "$T/m.out" mvm
+}
+
+qemu_run() {
+	rm -f "$T/q.out"
+	timeout 600 qemu-system-x86_64 -M microvm,acpi=off,rtc=off -accel kvm -cpu host -m 256M -smp 1 \
+		-nodefaults -no-user-config -nographic -display none -serial null \
+		-kernel "$GUEST/vmlinux" -initrd "$T/q.cpio" -append "$CMDLINE" \
+		-chardev "file,id=o,path=$T/q.out" -chardev null,id=e \
+		-device virtio-serial-device -device virtconsole,chardev=o \
+		-device virtio-serial-device -device virtconsole,chardev=e \
+		-netdev user,id=n0 -device virtio-net-device,netdev=n0 \
+		-device isa-debug-exit,iobase=0x4f4,iosize=4 -no-reboot >/dev/null 2>&1 || true
+	secs "$T/q.out" qemu
+}
+
+m="" q=""
+for i in $(seq "$RUNS"); do
+	a=$(mvm_run); b=$(qemu_run)
+	echo "run $i: mvm ${a}s, qemu ${b}s for $MB MiB"
+	m="$m $a" q="$q $b"
+done
+median() { echo "$@" | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+mm=$(median $m) qm=$(median $q)
+awk -v mb="$MB" -v m="$mm" -v q="$qm" 'BEGIN {
+	printf "\n%-28s %8s %10s\n", "guest download (median)", "seconds", "MiB/s"
+	printf "%-28s %8.2f %10.1f\n", "mvm (filtered slirp)", m, mb / m
+	printf "%-28s %8.2f %10.1f\n", "qemu microvm -netdev user", q, mb / q
+	printf "\nratio mvm/qemu throughput: %.2fx\n", q / m
+}'
