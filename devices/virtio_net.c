@@ -178,38 +178,6 @@ static void answer(struct vnet *n, enum net_verdict v)
 
 static void resolver_connect(struct vnet *n);
 
-/* RFC 1035 §4.1: header, one question, recursion desired. */
-static size_t build_query(uint8_t *out, size_t cap, uint16_t id, const struct dns_query *q)
-{
-	size_t o = DNS_HDR_LEN;
-	const char *p = q->name;
-
-	if (cap < DNS_HDR_LEN + NET_NAME_MAX + 2 + 4)
-		return 0;
-	memset(out, 0, DNS_HDR_LEN);
-	out[0] = (uint8_t)(id >> 8);
-	out[1] = (uint8_t)id;
-	out[2] = 0x01; /* RD */
-	out[5] = 1;    /* QDCOUNT */
-	while (*p) {
-		const char *dot = strchr(p, '.');
-		size_t l = dot ? (size_t)(dot - p) : strlen(p);
-
-		if (!l || l > 63)
-			return 0;
-		out[o++] = (uint8_t)l;
-		memcpy(out + o, p, l);
-		o += l;
-		p += l + (dot ? 1 : 0);
-	}
-	out[o++] = 0;
-	out[o++] = (uint8_t)(q->qtype >> 8);
-	out[o++] = (uint8_t)q->qtype;
-	out[o++] = 0;
-	out[o++] = 1; /* IN */
-	return o;
-}
-
 static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 {
 	struct dns_slot *s = NULL;
@@ -233,8 +201,8 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 	}
 	s->id = n->next_id;
 	n->next_id = (uint16_t)(n->next_id * 75 + 74 + (uint16_t)mono_ms()) ^ 0x5a5a;
-	len = build_query(msg, sizeof(msg), s->id, &pq->q);
-	if (!len || send(n->dns_fd, msg, len, MSG_DONTWAIT) != (ssize_t)len) {
+	if (dns_build_query(s->id, pq->q.name, pq->q.qtype, msg, sizeof(msg), &len) ||
+	    send(n->dns_fd, msg, len, MSG_DONTWAIT) != (ssize_t)len) {
 		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
 		return;
 	}
