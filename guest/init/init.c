@@ -210,6 +210,17 @@ static int enter_rootfs(const char *dev)
 	return 0;
 }
 
+/* hvc ports are ttys: without this, every "\n" the command writes arrives as "\r\n". */
+static void raw_output(int fd)
+{
+	struct termios t;
+
+	if (tcgetattr(fd, &t) == 0) {
+		t.c_oflag &= ~(tcflag_t)OPOST;
+		tcsetattr(fd, TCSANOW, &t);
+	}
+}
+
 static void child(char **argv, char **env, const char *workdir)
 {
 	int in = open("/dev/null", O_RDONLY);
@@ -218,6 +229,8 @@ static void child(char **argv, char **env, const char *workdir)
 
 	if (in < 0 || out < 0 || err < 0)
 		_exit(125);
+	raw_output(out);
+	raw_output(err);
 	dup2(in, 0);
 	dup2(out, 1);
 	dup2(err, 2);
@@ -291,6 +304,8 @@ static void run_agent(char **argv)
 			int err = open("/dev/hvc1", O_WRONLY | O_NOCTTY);
 
 			if (out >= 0 && err >= 0) {
+				raw_output(out);
+				raw_output(err);
 				dup2(out, 1);
 				dup2(err, 2);
 			}
@@ -320,6 +335,7 @@ int main(void)
 		outb(GUEST_PORT_BOOT_MAGIC, GUEST_PORT_BASE);
 	else
 		say("no port I/O (kernel without CONFIG_X86_IOPL_IOPERM): exit status lost");
+	sethostname("mvm", 3);
 	mount_basics("");
 	argv = read_list("/mvm/argv", &argc);
 	env = read_list("/mvm/env", &envc);
