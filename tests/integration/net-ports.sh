@@ -13,7 +13,7 @@ expect_eq "mvm status" 0 "$rc"
 expect_match "allowed port" 'p8080=0' "$(cat "$T/out")"
 expect_match "allowed port body" 'hello-from-test-host' "$(cat "$T/out")"
 expect_match "other port refused" 'p8081=1' "$(cat "$T/out")"
-expect_event "other port" '"proto":"tcp","dst":"203.0.113.10","port":8081,.*"name":"allowed.test"'
+expect_event "other port" '"proto":"tcp","dst":"203.0.113.10","port":8081,.*"reason":"not-allowlisted"'
 if grep -q '"port":8080' "$T/events.jsonl"; then
 	fail "allowed port logged as denied"
 fi

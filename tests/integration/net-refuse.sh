@@ -22,13 +22,15 @@ run_mvm run $NET_DNS --allow allowed.test:8080/tcp --events "$T/events.jsonl" --
 cat "$T/out" "$T/err"
 expect_eq "mvm status" 0 "$rc"
 expect_match "IP literal refused" 'ip-literal=1' "$(cat "$T/out")"
-expect_match "IP literal refused fast" 'ip-literal-secs=[012]$' "$(cat "$T/out")"
+expect_match "IP literal refused fast" 'ip-literal-secs=[012]([^0-9]|$)' "$(cat "$T/out")"
 expect_match "refused, not timed out" 'Connection refused' "$(cat "$T/err")"
 expect_match "host loopback refused" 'loopback=1' "$(cat "$T/out")"
-expect_match "host loopback refused fast" 'loopback-secs=[012]$' "$(cat "$T/out")"
+expect_match "host loopback refused fast" 'loopback-secs=[012]([^0-9]|$)' "$(cat "$T/out")"
 expect_match "other resolver" 'other-resolver=1' "$(cat "$T/out")"
-expect_match "UDP refused" 'udp=1' "$(cat "$T/out")"
-expect_match "ping refused" 'ping=1' "$(cat "$T/out")"
+# tftp and ping use unconnected sockets: the ICMP "administratively
+# prohibited" answer does not fail them, so they end by timeout or error.
+expect_match "UDP not delivered" 'udp=[1-9]' "$(cat "$T/out")"
+expect_match "ping not answered" 'ping=[1-9]' "$(cat "$T/out")"
 expect_event "IP literal" '"proto":"tcp","dst":"203.0.113.20","port":8080,.*"reason":"not-allowlisted"'
 expect_event "UDP" '"proto":"udp","dst":"203.0.113.20","port":9999'
 expect_event "host loopback" '"proto":"tcp","dst":"10.0.2.2","port":18080,.*"reason":"host-loopback"'
@@ -48,5 +50,6 @@ expect_match "summary on stderr" 'network: 1 connection attempt\(s\) denied' "$(
 
 # --net none: no device.
 run_mvm run --net none -- ls /sys/class/net
-expect_eq "--net none: no eth0" "lo" "$(cat "$T/out")"
+expect_eq "--net none status" 0 "$rc"
+if grep -q eth0 "$T/out"; then fail "--net none: the guest has eth0"; fi
 echo "net-refuse: ok"
