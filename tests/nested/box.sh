@@ -126,8 +126,10 @@ ln -sf /proc/self/fd $n/dev/fd; ln -sf /proc/self/fd/0 $n/dev/stdin
 ln -sf /proc/self/fd/1 $n/dev/stdout; ln -sf /proc/self/fd/2 $n/dev/stderr
 # /tmp and /run first: the checkout may live below them and must stay visible.
 mount -t tmpfs -o mode=1777 tmp $n/tmp; mount -t tmpfs -o mode=755 run $n/run
-mkdir -p $n/run/mvm-nested && mount --move /ctl $n/run/mvm-nested
-work=$(cat $n/run/mvm-nested/work); cachedir=$(cat $n/run/mvm-nested/cachedir)
+# The control share lives beside stage 2, not under /run: tests mount over
+# /run (ip netns, tmpfs), and a hidden control dir looked like a hung box.
+mkdir -p $n/.mvm-nested/ctl && mount --move /ctl $n/.mvm-nested/ctl
+work=$(cat $n/.mvm-nested/ctl/work); cachedir=$(cat $n/.mvm-nested/ctl/cachedir)
 mkdir -p "$n$work" && mount -t 9p -o "$o,cache=mmap" mvmwork "$n$work" ||
 	fail "cannot mount the checkout at $work"
 if [ -n "$cachedir" ]; then
@@ -142,7 +144,7 @@ write_stage2() {
 	cat <<'EOF'
 #!/.mvm-nested/busybox sh
 bb=/.mvm-nested/busybox
-ctl=/run/mvm-nested
+ctl=/.mvm-nested/ctl
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 MVM_IN_NESTED_BOX=1
 $bb ip link set lo up 2>/dev/null
