@@ -8,27 +8,7 @@
 
 #define DNS_WIRE_NAME_MAX 255 /* RFC 1035 §3.1 */
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	wr16(p, (uint16_t)(v >> 16));
-	wr16(p + 2, (uint16_t)v);
-}
+#include "devices/net_bytes.h"
 
 /* Append one label to the dotted name, lower-cased. Label bytes outside
  * [A-Za-z0-9_-] make the name unusable for policy: reject rather than escape. */

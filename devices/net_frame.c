@@ -15,27 +15,7 @@
 #define IP4_ERR_QUOTE_MAX 576 /* RFC 1812 §4.3.2.3: whole error <= 576 octets */
 #define IP6_MIN_MTU 1280      /* RFC 4443 §2.4(c): error must fit the minimum MTU */
 
-static uint16_t rd16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static void wr16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void wr32(uint8_t *p, uint32_t v)
-{
-	wr16(p, (uint16_t)(v >> 16));
-	wr16(p + 2, (uint16_t)v);
-}
+#include "devices/net_bytes.h"
 
 static int bad(const char **why, const char *msg, int rc)
 {
