@@ -108,7 +108,7 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
 	done
 
-bench: bench-boot
+bench: bench-boot bench-image bench-exec bench-net
 
 bench-exec: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/exec.sh
