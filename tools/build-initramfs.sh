@@ -12,7 +12,7 @@ file "$busybox" 2>/dev/null | grep -q "statically linked" || true
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
-	"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/root" "$stage/etc" "$stage/run"
+	"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/root" "$stage/etc" "$stage/run" "$stage/mnt"
 cp "$busybox" "$stage/bin/busybox"
 # One link per applet, so `mvm run -- uname -a` finds uname on PATH.
 for a in $("$busybox" --list-full); do

@@ -14,9 +14,9 @@ expect_eq "host view" "persisted-4242" "$(head -c 14 "$T/disk.img")"
 
 # ext4 through the guest kernel, two runs.
 mkfs.ext4 -q -F "$T/fs.img" 32M
-run_mvm run --disk "$T/fs.img" -- sh -c 'mount /dev/vda /mnt && echo hello > /mnt/f && umount /mnt'
+run_mvm run --disk "$T/fs.img" -- sh -c 'mkdir -p /mnt && mount /dev/vda /mnt && echo hello > /mnt/f && umount /mnt'
 expect_eq "ext4 write" 0 "$rc"
-run_mvm run --disk "$T/fs.img" -- sh -c 'mount /dev/vda /mnt && cat /mnt/f'
+run_mvm run --disk "$T/fs.img" -- sh -c 'mkdir -p /mnt && mount /dev/vda /mnt && cat /mnt/f'
 expect_eq "ext4 read" "hello" "$(cat "$T/out")"
 
 sum=$(sha256sum "$T/disk.img")
