@@ -83,15 +83,15 @@ static int write_image(int fd, const uint8_t *hdr, const struct layout *l)
 
 	if (!c)
 		return -ENOMEM;
-	err = qcow2_pwrite(fd, hdr, l->cs, 0);
+	err = file_pwrite(fd, hdr, l->cs, 0);
 	put_be64(c, 2 * l->cs);
 	if (!err)
-		err = qcow2_pwrite(fd, c, l->cs, l->cs);
+		err = file_pwrite(fd, c, l->cs, l->cs);
 	memset(c, 0, l->cs);
 	for (uint64_t i = 0; i < l->total; i++)
 		put_be16(c + 2 * i, 1);
 	if (!err)
-		err = qcow2_pwrite(fd, c, l->cs, 2 * l->cs);
+		err = file_pwrite(fd, c, l->cs, 2 * l->cs);
 	free(c);
 	if (!err && ftruncate(fd, (off_t)(l->total * l->cs)))
 		err = -errno;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "images/qcow2.h"
+#include "images/file_io.h"
 #include "images/qcow2_format.h"
 
 /* The header as parsed and validated by qcow2_hdr_parse(). */
@@ -88,8 +89,6 @@ struct qcow2 {
 };
 
 /* qcow2_util.c */
-int qcow2_pread(int fd, void *buf, size_t len, uint64_t off);
-int qcow2_pwrite(int fd, const void *buf, size_t len, uint64_t off);
 int qcow2_sync(int fd);
 bool qcow2_host_off_ok(const struct qcow2 *q, uint64_t off, uint64_t len);
 /* I/O on the image itself: these also report to opts->trace, if any. */

@@ -76,7 +76,7 @@ static int load_or_create(struct qcow2 *q, struct l2_slot *s, uint32_t i)
 
 	if (off) {
 		s->dirty = false;
-		return qcow2_pread(q->fd, s->tbl, q->cs, off);
+		return file_pread(q->fd, s->tbl, q->cs, off);
 	}
 	/* A new table: it must be on disk before the L1 entry (flush order). */
 	err = qcow2_alloc_cluster(q, &off);

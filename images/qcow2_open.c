@@ -31,7 +31,7 @@ static int read_header(struct qcow2 *q, uint64_t fsize)
 	uint32_t bits;
 	int err;
 
-	err = qcow2_pread(q->fd, peek, len, 0);
+	err = file_pread(q->fd, peek, len, 0);
 	if (!err)
 		err = qcow2_hdr_peek_cluster_bits(peek, len, q->path, &bits);
 	if (err)
@@ -40,7 +40,7 @@ static int read_header(struct qcow2 *q, uint64_t fsize)
 	buf = malloc(len);
 	if (!buf)
 		return -ENOMEM;
-	err = qcow2_pread(q->fd, buf, len, 0);
+	err = file_pread(q->fd, buf, len, 0);
 	if (!err)
 		err = qcow2_hdr_parse(buf, len, fsize, q->path, &q->h);
 	free(buf);
@@ -55,7 +55,7 @@ static int load_l1(struct qcow2 *q)
 	q->l1 = malloc(bytes ? bytes : 8);
 	if (!q->l1)
 		return -ENOMEM;
-	err = qcow2_pread(q->fd, q->l1, bytes, q->h.l1_off);
+	err = file_pread(q->fd, q->l1, bytes, q->h.l1_off);
 	for (uint32_t i = 0; !err && i < q->h.l1_size; i++)
 		q->l1[i] = be64toh(q->l1[i]);
 	return err;

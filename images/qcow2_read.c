@@ -93,7 +93,7 @@ int qcow2_do_read(struct qcow2 *q, void *buf, uint64_t off, size_t len)
 		if (err)
 			return err;
 		if (kind == QK_DATA)
-			err = qcow2_pread(q->fd, p, n, host + (off & (q->cs - 1)));
+			err = file_pread(q->fd, p, n, host + (off & (q->cs - 1)));
 		else if (kind == QK_ZERO)
 			memset(p, 0, n);
 		else

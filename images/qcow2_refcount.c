@@ -66,7 +66,7 @@ int qcow2_rc_load(struct qcow2 *q)
 	q->rb_dirty = calloc(q->rt_entries, sizeof(*q->rb_dirty));
 	if (!q->rt || !q->rb || !q->rb_dirty)
 		return -ENOMEM;
-	err = qcow2_pread(q->fd, q->rt, bytes, q->rt_off);
+	err = file_pread(q->fd, q->rt, bytes, q->rt_off);
 	if (err)
 		return err;
 	for (uint64_t i = 0; i < q->rt_entries; i++)
@@ -97,7 +97,7 @@ static int rb_load(struct qcow2 *q, uint64_t ri)
 	q->rb[ri] = malloc(q->cs);
 	if (!q->rb[ri])
 		return -ENOMEM;
-	err = qcow2_pread(q->fd, q->rb[ri], q->cs, off);
+	err = file_pread(q->fd, q->rb[ri], q->cs, off);
 	if (err) {
 		free(q->rb[ri]);
 		q->rb[ri] = NULL;

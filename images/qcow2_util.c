@@ -1,47 +1,10 @@
-/* qcow2 helpers: whole-buffer I/O and host offset bounds checks. */
+/* qcow2 helpers: sync and host offset bounds checks. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
-
-/* Reads past end of file yield zeroes, like a sparse tail. */
-int qcow2_pread(int fd, void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pread(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) {
-			memset(buf, 0, len);
-			return 0;
-		}
-		buf = (char *)buf + n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-int qcow2_pwrite(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t n = pwrite(fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf = (const char *)buf + n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 int qcow2_sync(int fd)
 {
@@ -63,7 +26,7 @@ int qcow2_write_at(struct qcow2 *q, const void *buf, size_t len, uint64_t off)
 {
 	if (q->trace)
 		q->trace->write(q->trace->opaque, off, buf, len);
-	return qcow2_pwrite(q->fd, buf, len, off);
+	return file_pwrite(q->fd, buf, len, off);
 }
 
 int qcow2_sync_q(struct qcow2 *q)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "images/blk_backend.h"
+#include "images/file_io.h"
 
 struct raw {
 	struct blk_backend b;
@@ -16,23 +17,7 @@ static int raw_read(struct blk_backend *b, void *buf, uint64_t off, size_t len)
 {
 	struct raw *r = b->priv;
 
-	while (len) {
-		ssize_t n = pread(r->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0) {	/* short file: the rest reads as zeroes */
-			for (size_t i = 0; i < len; i++)
-				((char *)buf)[i] = 0;
-			return 0;
-		}
-		buf = (char *)buf + n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return file_pread(r->fd, buf, len, off);
 }
 
 static int raw_write(struct blk_backend *b, const void *buf, uint64_t off, size_t len)
@@ -41,18 +26,7 @@ static int raw_write(struct blk_backend *b, const void *buf, uint64_t off, size_
 
 	if (b->read_only)
 		return -EROFS;
-	while (len) {
-		ssize_t n = pwrite(r->fd, buf, len, (off_t)off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf = (const char *)buf + n;
-		off += (uint64_t)n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return file_pwrite(r->fd, buf, len, off);
 }
 
 static int raw_flush(struct blk_backend *b)

@@ -1,0 +1,13 @@
+/* Whole-buffer positioned I/O shared by the disk back-ends. */
+#ifndef MVM_FILE_IO_H
+#define MVM_FILE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Read exactly @len bytes at @off; past end of file reads as zeroes. 0 or -errno. */
+int file_pread(int fd, void *buf, size_t len, uint64_t off);
+/* Write exactly @len bytes at @off, retrying short writes. 0 or -errno. */
+int file_pwrite(int fd, const void *buf, size_t len, uint64_t off);
+
+#endif
