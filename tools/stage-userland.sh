@@ -1,0 +1,24 @@
+#!/bin/sh
+# stage-userland.sh STAGE GUESTDIR: lay the guest's base userland into STAGE —
+# busybox-static with one link per applet, GUESTDIR/mvm-init as /init, the
+# guest agent if built, and a root-only /etc. Shared by the default initramfs
+# (tools/build-initramfs.sh) and the minimal image (images/build-minimal.sh).
+set -eu
+stage=${1:?usage: stage-userland.sh STAGE GUESTDIR}
+guest=${2:?usage: stage-userland.sh STAGE GUESTDIR}
+busybox=/bin/busybox
+[ -x "$busybox" ] || { echo "stage-userland: $busybox missing (run: make deps)" >&2; exit 1; }
+[ -f "$guest/mvm-init" ] || { echo "stage-userland: no $guest/mvm-init (run: make guest)" >&2; exit 1; }
+mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
+	"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/root" "$stage/etc" "$stage/run"
+cp "$busybox" "$stage/bin/busybox"
+# One link per applet, so `mvm run -- uname -a` finds uname on PATH.
+for a in $("$busybox" --list-full); do
+	[ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
+done
+cp "$guest/mvm-init" "$stage/init"
+# The guest agent (exec/cp over vsock) for long-lived sandboxes.
+[ ! -f "$guest/mvm-agent" ] || cp "$guest/mvm-agent" "$stage/sbin/mvm-agent"
+echo "root:x:0:0:root:/root:/bin/sh" > "$stage/etc/passwd"
+echo "root:x:0:" > "$stage/etc/group"
+echo "mvm" > "$stage/etc/hostname"
