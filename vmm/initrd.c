@@ -1,6 +1,7 @@
 /* Assemble the guest initrd: base initramfs + the run spec under /mvm/. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,31 +49,23 @@ int initrd_run_spec(struct buf *b, const struct run_spec *rs)
 	return b->err;
 }
 
-static int read_file(const char *path, struct buf *b)
-{
-	char chunk[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		buf_append(b, chunk, (size_t)n);
-	close(fd);
-	return n < 0 ? -EIO : b->err;
-}
-
+/* The same bytes load_initrd() puts in guest RAM, in a buffer (--save-initrd, tests). */
 int initrd_build(const char *base_path, const struct run_spec *rs, struct buf *out)
 {
-	int ret = 0;
+	uint64_t size;
+	uint8_t *base;
+	int ret = initrd_base_size(base_path, &size);
 
-	if (base_path)
-		ret = read_file(base_path, out);
-	if (ret)
-		return ret;
-	/* Concatenated archives must start 4-byte aligned. */
-	buf_pad(out, 4);
-	return initrd_run_spec(out, rs);
+	if (ret || !size)
+		return ret ? ret : initrd_run_spec(out, rs);
+	base = malloc(size);
+	if (!base)
+		return -ENOMEM;
+	ret = initrd_read_base(base_path, base, size);
+	if (!ret)
+		buf_append(out, base, size);
+	free(base);
+	return ret ? ret : initrd_run_spec(out, rs);
 }
 
 int initrd_base_size(const char *base_path, uint64_t *size)
