@@ -1,5 +1,6 @@
 /* The network policy decision for guest frames (see net_filter.h and
- * docs/network-policy.md): rules + DNS pins + connection tracking + events. */
+ * docs/network-policy.md): rules + DNS pins + connection tracking; events
+ * are formatted and rate-limited in net_events.c. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 
 #include "net_filter.h"
+#include "devices/net_events.h"
 
 static uint64_t mono_ms(void *opaque)
 {
@@ -17,190 +19,6 @@ static uint64_t mono_ms(void *opaque)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static uint64_t now_ms(const struct net_policy *p)
-{
-	return p->clock_ms(p->clock_opaque);
-}
-
-/* Event timestamps are wall-clock: they are read next to other logs. */
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-/* ---- events, rate-limited by a token bucket ---- */
-
-static void refill(struct net_policy *p, uint64_t now)
-{
-	uint64_t cap = (uint64_t)p->cfg.ev_burst * 1000;
-
-	if (now > p->bucket_ms)
-		p->tokens_milli += (now - p->bucket_ms) * p->cfg.ev_rate;
-	if (p->tokens_milli > cap)
-		p->tokens_milli = cap;
-	p->bucket_ms = now;
-}
-
-static void emit_summary(struct net_policy *p)
-{
-	struct net_event ev;
-
-	if (!p->suppressed || !p->on_event)
-		return;
-	memset(&ev, 0, sizeof(ev));
-	ev.time_ms = wall_ms();
-	ev.type = "net-deny-suppressed";
-	ev.proto = "";
-	ev.suppressed = p->suppressed;
-	snprintf(ev.reason, sizeof(ev.reason), "rate limit");
-	p->suppressed = 0;
-	p->on_event(p->event_opaque, &ev);
-}
-
-void net_policy_flush_events(struct net_policy *p)
-{
-	emit_summary(p);
-}
-
-static void emit(struct net_policy *p, struct net_event *ev)
-{
-	refill(p, now_ms(p));
-	if (p->tokens_milli < 1000) {
-		p->suppressed++;
-		return;
-	}
-	p->tokens_milli -= 1000;
-	emit_summary(p);
-	ev->time_ms = wall_ms();
-	ev->type = "net-deny";
-	if (p->on_event)
-		p->on_event(p->event_opaque, ev);
-}
-
-static const char *proto_name(const struct net_pkt *k)
-{
-	switch (k->proto) {
-	case IPPROTO_TCP:
-		return "tcp";
-	case IPPROTO_UDP:
-		return "udp";
-	case IPPROTO_ICMP:
-		return "icmp";
-	case IPPROTO_ICMPV6:
-		return "icmpv6";
-	default:
-		return k->family ? "ip" : "eth";
-	}
-}
-
-static void deny_event(struct net_policy *p, const struct net_pkt *k, const char *proto,
-		       const char *name, const char *reason)
-{
-	struct net_event ev;
-
-	memset(&ev, 0, sizeof(ev));
-	ev.proto = proto ? proto : proto_name(k);
-	if (k && k->family) {
-		ev.dst = k->dst;
-		ev.port = k->dport;
-	}
-	snprintf(ev.name, sizeof(ev.name), "%s", name ? name : "");
-	snprintf(ev.reason, sizeof(ev.reason), "%s", reason);
-	emit(p, &ev);
-}
-
-/* Bounded appender: once full it stays full, and the caller sees -ENOSPC. */
-struct jbuf {
-	char *p;
-	size_t left;
-	bool full;
-};
-
-static void jput(struct jbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void jput(struct jbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(b->p, b->left, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= b->left) {
-		b->full = true;
-		return;
-	}
-	b->p += n;
-	b->left -= (size_t)n;
-}
-
-static void jstr(struct jbuf *b, const char *s)
-{
-	jput(b, "\"");
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			jput(b, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			jput(b, "\\u%04x", c);
-		else
-			jput(b, "%c", c);
-	}
-	jput(b, "\"");
-}
-
-static void jstr_or_null(struct jbuf *b, const char *s)
-{
-	if (s && *s)
-		jstr(b, s);
-	else
-		jput(b, "null");
-}
-
-int net_event_to_json(const struct net_event *ev, char *buf, size_t cap)
-{
-	struct jbuf b = {.p = buf, .left = cap};
-	char tbuf[32], abuf[64];
-	time_t secs = (time_t)(ev->time_ms / 1000);
-	struct tm tm;
-
-	gmtime_r(&secs, &tm);
-	strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%S", &tm);
-	jput(&b, "{\"time\":\"%s.%03uZ\",\"type\":", tbuf, (unsigned)(ev->time_ms % 1000));
-	jstr(&b, ev->type);
-	if (ev->suppressed) {
-		jput(&b, ",\"suppressed\":%llu}", (unsigned long long)ev->suppressed);
-	} else {
-		jput(&b, ",\"proto\":");
-		jstr(&b, ev->proto);
-		jput(&b, ",\"dst\":");
-		jstr_or_null(&b,
-			     ev->dst.family ? net_addr_format(&ev->dst, abuf, sizeof(abuf)) : NULL);
-		jput(&b, ",\"port\":%u,\"name\":", ev->port);
-		jstr_or_null(&b, ev->name);
-		jput(&b, ",\"reason\":");
-		jstr(&b, ev->reason);
-		jput(&b, "}");
-	}
-	return b.full ? -ENOSPC : (int)(b.p - buf);
-}
-
-void net_event_log_json(void *opaque, const struct net_event *ev)
-{
-	char line[NET_EVENT_JSON_MAX];
-	int n = net_event_to_json(ev, line, sizeof(line));
-
-	if (n > 0 && opaque) {
-		fprintf(opaque, "%s\n", line);
-		fflush(opaque);
-	}
 }
 
 /* ---- policy object ---- */
@@ -561,7 +379,7 @@ static enum net_verdict answer_unreach(struct net_filter_result *out, const stru
 static enum net_verdict refuse(struct net_policy *p, struct net_filter_result *out,
 			       const struct net_pkt *k, const char *name, const char *reason)
 {
-	deny_event(p, k, NULL, name, reason);
+	net_deny_event(p, k, NULL, name, reason);
 	if (k->proto == IPPROTO_TCP)
 		return answer_rst(out, k, "denied");
 	return answer_unreach(out, k, "denied");
@@ -606,18 +424,18 @@ static enum net_verdict dns_udp(struct net_policy *p, const struct net_pkt *k,
 	int rc = dns_parse_query(msg, k->data_len, &q);
 
 	if (rc) {
-		deny_event(p, k, "dns", NULL, "malformed DNS query");
+		net_deny_event(p, k, "dns", NULL, "malformed DNS query");
 		return drop(out, "malformed DNS query");
 	}
 	if (q.opcode != 0) /* RFC 1035 §4.1.1: only standard queries */
 		return dns_error(out, k, msg, &q, DNS_RCODE_NOTIMP, "dns opcode");
 	if (p->rules.mode == NET_MODE_NONE || q.qclass != DNS_C_IN) {
-		deny_event(p, k, "dns", q.name,
+		net_deny_event(p, k, "dns", q.name,
 			   p->rules.mode == NET_MODE_NONE ? "mode none" : "dns class not IN");
 		return dns_error(out, k, msg, &q, DNS_RCODE_REFUSED, "dns refused");
 	}
 	if (!name_allowed(p, q.name, why, sizeof(why))) {
-		deny_event(p, k, "dns", q.name, why);
+		net_deny_event(p, k, "dns", q.name, why);
 		return dns_error(out, k, msg, &q, DNS_RCODE_NXDOMAIN, "dns blocked name");
 	}
 	memset(&out->dns, 0, sizeof(out->dns));
@@ -644,11 +462,11 @@ static enum net_verdict dns_tcp_data(struct net_policy *p, const struct net_pkt 
 	while (left) {
 		int used = dns_tcp_unframe(buf, left, &msg, &mlen);
 		if (used <= 0 || dns_parse_query(msg, mlen, &q) || q.opcode != 0) {
-			deny_event(p, k, "dns", NULL, "DNS over TCP: split or malformed query");
+			net_deny_event(p, k, "dns", NULL, "DNS over TCP: split or malformed query");
 			return answer_rst(out, k, "dns tcp malformed");
 		}
 		if (!name_allowed(p, q.name, why, sizeof(why))) {
-			deny_event(p, k, "dns", q.name, why);
+			net_deny_event(p, k, "dns", q.name, why);
 			return answer_rst(out, k, "dns blocked name");
 		}
 		buf += used;
@@ -692,7 +510,7 @@ enum net_verdict net_filter_dns_answer(struct net_policy *p, const struct net_dn
 			struct net_pkt k = q->pkt;
 			k.dst = addrs[i].addr;
 			k.dport = 0;
-			deny_event(p, &k, "dns", q->q.name, reason);
+			net_deny_event(p, &k, "dns", q->q.name, reason);
 			continue;
 		}
 		keep[nk] = addrs[i];
@@ -768,7 +586,7 @@ static enum net_verdict tcp_segment(struct net_policy *p, const struct net_pkt *
 	c = conn_find(p, &key, now);
 	if (!c) {
 		if (!(k->tcp_flags & NET_TCP_RST))
-			deny_event(p, k, NULL, NULL, "no admitted connection");
+			net_deny_event(p, k, NULL, NULL, "no admitted connection");
 		return drop(out, "no admitted connection");
 	}
 	/* Rules changed since admission: re-check so a deny takes effect now. */
@@ -802,7 +620,7 @@ static enum net_verdict ip_packet(struct net_policy *p, const struct net_pkt *k,
 	if (k->proto == IPPROTO_UDP && k->dport == 53)
 		return dns_udp(p, k, out);
 	if (k->proto != IPPROTO_UDP && !icmp) {
-		deny_event(p, k, NULL, NULL, "protocol not carried");
+		net_deny_event(p, k, NULL, NULL, "protocol not carried");
 		return drop(out, "protocol not carried");
 	}
 	if (!decide(p, &k->dst, k->dport, proto_bit(k), false, name, why, sizeof(why)))
@@ -820,7 +638,7 @@ enum net_verdict net_filter_frame(struct net_policy *p, const uint8_t *frame, si
 	memset(out, 0, offsetof(struct net_filter_result, reply));
 	rc = net_frame_parse(frame, len, &k, &why);
 	if (rc) {
-		deny_event(p, &k, k.family ? "ip" : "eth", NULL, why);
+		net_deny_event(p, &k, k.family ? "ip" : "eth", NULL, why);
 		return drop(out, why);
 	}
 	if (!k.family)
