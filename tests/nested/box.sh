@@ -300,7 +300,7 @@ run_once() {
 		-serial "file:$ctl/console.log" -device virtio-serial-pci \
 		-chardev stdio,id=out,signal=off -device virtconsole,chardev=out \
 		"${bios[@]}" -kernel "$KIMG" -initrd "$INITRD" \
-		-append "console=ttyS0 quiet panic=-1 no_timer_check ${MVM_NESTED_APPEND:-}" \
+		-append "console=ttyS0 quiet loglevel=5 panic=-1 no_timer_check ${MVM_NESTED_APPEND:-}" \
 		"${shares[@]}" ${MVM_NESTED_QEMU_ARGS:-} </dev/null &
 	qpid=$!
 	QPID=$qpid
@@ -349,6 +349,9 @@ run_once() {
 	# (stderr: bash would report our own SIGKILL as "Killed")
 	wait "$qpid" 2>/dev/null; qrc=$?
 	QPID=""
+	# Keep the box's kernel console for a post-mortem (warnings and soft
+	# lockup traces: loglevel=5 lets their stack dumps through).
+	[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console.log" 2>/dev/null
 	if [ -s "$ctl/rc" ]; then
 		return "$(cat "$ctl/rc")"
 	fi
@@ -378,6 +381,16 @@ run() {
 	trap 'rm -rf "$ctl"' EXIT
 	trap '[ -n "$QPID" ] && kill -9 "$QPID" 2>/dev/null; exit 130' INT TERM
 	write_ctl "$ctl" "$@"
+	# One box at a time per machine: two TCG boxes on a small host starve
+	# each other into timeouts (and make the outer kernel's soft lockups
+	# likelier). Others queue here, before QEMU starts, so no time limit runs.
+	if [ "${MVM_NESTED_LOCK:-1}" = 1 ] && command -v flock >/dev/null; then
+		mkdir -p "$cache" && exec 9>"$cache/box.lock"
+		if ! flock -n 9; then
+			echo "nested: another nested box is running on this machine; waiting for it (MVM_NESTED_LOCK=0 skips)" >&2
+			flock 9
+		fi
+	fi
 	for attempt in 1 2; do
 		HUNG=""
 		run_once "$ctl"; rc=$?
