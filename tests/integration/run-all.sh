@@ -2,27 +2,48 @@
 # Run every tests/integration/*.sh (this script excepted) where /dev/kvm works,
 # each under a time limit, and end with the plain "N passed, N failed" line.
 # Called through tests/nested/maybe-nested.sh by tests/run-integration.sh.
+#
+# MVM_TEST_PROGRESS=FILE makes the run resumable: each finished test appends
+# "name verdict" to FILE, and tests already there are not run again but still
+# counted. The nested box sets it so that a box that froze (an emulation
+# flake of the outer kernel, not a test result) resumes where it stopped.
 set -u
 cd "$(dirname "$0")/../.."
 [ -c /dev/kvm ] || { echo "run-all: /dev/kvm missing: refusing to pass" >&2; exit 2; }
 limit=${MVM_TEST_TIMEOUT:-600}
 filter=${MVM_TEST_FILTER:-}
+progress=${MVM_TEST_PROGRESS:-/dev/null}
 pass=0 failed=0 skipped=0 failures=""
+
+tally() { # verdict name
+	case $1 in
+	PASS) pass=$((pass + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	*) failed=$((failed + 1)); failures="$failures $2" ;;
+	esac
+}
+count() { tally "$1" "$2"; echo "$2 $1" >>"$progress"; }
+
 for t in tests/integration/*.sh; do
 	name=$(basename "$t" .sh)
 	case "$name" in run-all|lib) continue ;; esac
 	if [ -n "$filter" ] && ! echo "$name" | grep -Eq "$filter"; then continue; fi
+	done_as=$(sed -n "s/^$name \([A-Z]*\)\$/\1/p" "$progress" 2>/dev/null | tail -1)
+	if [ -n "$done_as" ]; then
+		tally "$done_as" "$name"
+		continue
+	fi
 	start=$(date +%s)
 	timeout -k 10 "$limit" sh "$t" > "/tmp/it-$name.log" 2>&1
 	rc=$?
 	secs=$(( $(date +%s) - start ))
 	case $rc in
-	0) pass=$((pass + 1)); echo "PASS  $name (${secs}s)" ;;
-	77) skipped=$((skipped + 1)); echo "SKIP  $name: $(tail -1 "/tmp/it-$name.log")" ;;
+	0) echo "PASS  $name (${secs}s)"; count PASS "$name" ;;
+	77) echo "SKIP  $name: $(tail -1 "/tmp/it-$name.log")"; count SKIP "$name" ;;
 	*)
-		failed=$((failed + 1)); failures="$failures $name"
 		[ $rc = 124 ] && echo "FAIL  $name: timed out after ${limit}s" || echo "FAIL  $name (status $rc, ${secs}s)"
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -40
+		count FAIL "$name"
 		;;
 	esac
 done

@@ -20,7 +20,7 @@ timeout_s="${MVM_NESTED_TIMEOUT:-3000}"
 boot_timeout_s="${MVM_NESTED_BOOT_TIMEOUT:-300}"
 # A box whose heartbeat stops this long is frozen (the outer kernel's rare
 # soft lockup): give up on it early rather than waiting for the timeout.
-stall_s="${MVM_NESTED_STALL:-300}"
+stall_s="${MVM_NESTED_STALL:-150}"
 
 die() { echo "nested: $*" >&2; exit 2; }
 # bash's own clock: the watch loop polls often and should not fork date.
@@ -255,6 +255,7 @@ write_ctl() {
 	printf '%s\n' "$WORK" >"$ctl/work"
 	printf '%s\n' "$SHARE_CACHE" >"$ctl/cachedir"
 	printf '%s\n' "$PWD" >"$ctl/cwd"
+	: >"$ctl/progress"
 	# Environment the inner tests rely on: MVM_* (minus the runner's own
 	# MVM_NESTED switch, or an inner maybe-nested.sh would nest again), CI, TERM.
 	: >"$ctl/env"
@@ -262,6 +263,7 @@ write_ctl() {
 		case $name in MVM_NESTED | MVM_NESTED_WHY) continue ;; esac
 		printf 'export %s=%s\n' "$name" "$(shq "${!name}")" >>"$ctl/env"
 	done < <(compgen -e | grep -E '^(MVM_[A-Za-z0-9_]*|CI|TERM)$')
+	echo 'export MVM_TEST_PROGRESS=/.mvm-nested/ctl/progress' >>"$ctl/env"
 	{ printf 'exec'; for a in "$@"; do printf ' %s' "$(shq "$a")"; done; echo; } >"$ctl/cmd"
 }
 
@@ -391,17 +393,28 @@ run() {
 			flock 9
 		fi
 	fi
-	for attempt in 1 2; do
+	# A frozen box is retried; a command that keeps a progress file (the
+	# integration suite: MVM_TEST_PROGRESS) resumes after its last finished
+	# test. Retries continue while each attempt gets further, and stop after
+	# two frozen attempts in a row without progress.
+	local attempt=0 stuck=0 before after max=${MVM_NESTED_ATTEMPTS:-6}
+	while :; do
+		attempt=$((attempt + 1))
 		HUNG=""
+		before=$(wc -l <"$ctl/progress")
 		run_once "$ctl"; rc=$?
 		[ -z "$HUNG" ] && return $rc
-		echo "nested: nested box hung (attempt $attempt/2): $HUNG" >&2
+		after=$(wc -l <"$ctl/progress")
+		echo "nested: nested box hung (attempt $attempt/$max): $HUNG" >&2
 		if [ -s "$ctl/console.log" ]; then
-			echo "nested: last lines of the box's kernel console:" >&2
-			tail -n 15 "$ctl/console.log" | sed 's/^/nested:   /' >&2
+			echo "nested: last lines of the box's kernel console (all of it: build/nested-console.log):" >&2
+			grep -v 'Unhandled WRMSR' "$ctl/console.log" | tail -n 15 | sed 's/^/nested:   /' >&2
 		fi
+		if [ "$after" -gt "$before" ]; then stuck=0; else stuck=$((stuck + 1)); fi
+		[ "$stuck" -lt 2 ] && [ "$attempt" -lt "$max" ] || break
+		echo "nested: booting a fresh box; the command resumes after its last finished step ($after done)" >&2
 	done
-	echo "nested: nested box hung twice; giving up — this is an infrastructure failure, not a test result" >&2
+	echo "nested: nested box hung $attempt times; giving up — this is an infrastructure failure, not a test result" >&2
 	return 124
 }
 
