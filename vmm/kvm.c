@@ -47,6 +47,21 @@ static int check_caps(struct kvm *k, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * KVM emulates the TSC-deadline LAPIC timer for every guest with an in-kernel
+ * irqchip, but kernels before 6.14 leave it out of KVM_GET_SUPPORTED_CPUID.
+ * Without it the guest calibrates its LAPIC timer against the PIT at boot
+ * (~100 ms, and far more exits) and reprograms it through MMIO every tick.
+ */
+static void advertise_tsc_deadline(struct kvm *k)
+{
+	if (ioctl(k->sys_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) <= 0)
+		return;
+	for (uint32_t i = 0; i < k->cpuid->nent; i++)
+		if (k->cpuid->entries[i].function == 1)
+			k->cpuid->entries[i].ecx |= 1U << 24;
+}
+
 static int get_cpuid(struct kvm *k, char *err, size_t errlen)
 {
 	k->cpuid = calloc(1, sizeof(*k->cpuid) +
@@ -58,6 +73,7 @@ static int get_cpuid(struct kvm *k, char *err, size_t errlen)
 		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
 		return -errno;
 	}
+	advertise_tsc_deadline(k);
 	return 0;
 }
 
