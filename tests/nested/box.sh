@@ -133,7 +133,9 @@ work=$(cat $n/.mvm-nested/ctl/work); cachedir=$(cat $n/.mvm-nested/ctl/cachedir)
 mkdir -p "$n$work" && mount -t 9p -o "$o,cache=mmap" mvmwork "$n$work" ||
 	fail "cannot mount the checkout at $work"
 if [ -n "$cachedir" ]; then
-	mkdir -p "$n$cachedir" && mount -t 9p -o "$o,ro" mvmcache "$n$cachedir"
+	# Read-only and keyed by content (a new kernel is a new directory):
+	# safe to cache, and mvm reads its guest kernel from here on every boot.
+	mkdir -p "$n$cachedir" && mount -t 9p -o "$o,ro,cache=loose" mvmcache "$n$cachedir"
 fi
 mkdir -p $n/.mvm-nested && cp /bin/busybox /stage2 $n/.mvm-nested/
 exec switch_root $n /.mvm-nested/stage2
