@@ -29,10 +29,11 @@ make -s olddefconfig >/dev/null
 missing=0
 grep '^CONFIG_' "$frag" | while IFS= read -r line; do
 	opt=${line%%=*}; val=${line#*=}
+	# (if-statements, not &&-lists: the loop's status is its last command's)
 	if [ "$val" = n ]; then
-		grep -q "^$opt=" .config && { echo "build-kernel: $opt should be off" >&2; exit 1; }
-	else
-		grep -qx "$line" .config || { echo "build-kernel: $line did not survive olddefconfig" >&2; exit 1; }
+		if grep -q "^$opt=" .config; then echo "build-kernel: $opt should be off" >&2; exit 1; fi
+	elif ! grep -qx "$line" .config; then
+		echo "build-kernel: $line did not survive olddefconfig" >&2; exit 1
 	fi
 done || missing=1
 [ $missing = 0 ] || exit 1
