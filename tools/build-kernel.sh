@@ -16,6 +16,19 @@ if [ -f "$out/vmlinux" ] && [ -f "$out/bzImage" ]; then
 	exit 0
 fi
 mkdir -p "$cache"
+# One build per key at a time: a second `make guest` (another checkout, a
+# parallel make) waits for the first instead of deleting its work tree.
+if command -v flock >/dev/null; then
+	exec 8>"$cache/kernel-$key.lock"
+	if ! flock -n 8; then
+		echo "guest kernel: another build of this kernel is running; waiting for it" >&2
+		flock 8
+	fi
+fi
+if [ -f "$out/vmlinux" ] && [ -f "$out/bzImage" ]; then
+	echo "guest kernel: cached ($out)"
+	exit 0
+fi
 work="$cache/build-$key"
 rm -rf "$work"; mkdir -p "$work"
 echo "guest kernel: unpacking linux-source $ver ..."
