@@ -2,17 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "images/qcow2.h"
 #include "tools/cli.h"
 #include "tools/cmd_run.h"
-#include "tools/image_store.h"
+#include "tools/image_overlay.h"
+#include "tools/net_opts.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
 
@@ -37,14 +36,7 @@ static const char run_usage[] =
 	"  --cmdline ARGS      extra kernel command-line arguments\n"
 	"  --console           copy the guest kernel console to stderr\n"
 	"  --timing            print VMM start, guest init and command exit times\n"
-	"  --net MODE          allowlist (default: only --allow rules), open, or none (no\n"
-	"                      network device at all); see docs/network-policy.md\n"
-	"  --allow RULE        allow HOST[:PORTS][/tcp|/udp] (name, *.name, IP[/LEN],\n"
-	"                      [IPv6], host-loopback); repeatable\n"
-	"  --policy FILE       JSON network policy\n"
-	"  --dns-server ADDR   upstream DNS for allowed names (default: the host's)\n"
-	"  --publish [IP:]HOST_PORT:GUEST_PORT  forward a host TCP port (default IP\n"
-	"                      127.0.0.1) to the guest; repeatable\n"
+	NET_OPTS_HELP
 	"  --events FILE       append denied network attempts as JSON lines\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -53,7 +45,6 @@ static const char run_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
        OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
-       OPT_NET, OPT_ALLOW, OPT_POLICY, OPT_DNS_SERVER, OPT_PUBLISH, OPT_EVENTS,
        OPT_IMAGE };
 
 static const struct option run_longopts[] = {
@@ -69,12 +60,8 @@ static const struct option run_longopts[] = {
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 	{ "console", no_argument, NULL, OPT_CONSOLE },
 	{ "timing", no_argument, NULL, OPT_TIMING },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "allow", required_argument, NULL, OPT_ALLOW },
-	{ "policy", required_argument, NULL, OPT_POLICY },
-	{ "dns-server", required_argument, NULL, OPT_DNS_SERVER },
-	{ "publish", required_argument, NULL, OPT_PUBLISH },
-	{ "events", required_argument, NULL, OPT_EVENTS },
+	NET_OPTS_LONGOPTS,
+	{ "events", required_argument, NULL, NET_OPT_EVENTS },
 	/* Benchmark and debugging aids, deliberately not in --help. */
 	{ "exit-at-init", no_argument, NULL, OPT_EXIT_AT_INIT },
 	{ "save-initrd", required_argument, NULL, OPT_SAVE_INITRD },
@@ -111,38 +98,6 @@ static int add_disk(struct vm_config *cfg, char *arg, bool root)
 		cfg->root_on_disk = true;
 	}
 	return 0;
-}
-
-static int parse_net(struct vm_net *n, int c, char *arg)
-{
-	switch (c) {
-	case OPT_NET:
-		if (strcmp(arg, "none") && strcmp(arg, "allowlist") && strcmp(arg, "open")) {
-			cli_err("run", "--net: expected none, allowlist or open, got '%s'", arg);
-			return -1;
-		}
-		n->enabled = strcmp(arg, "none") != 0;
-		n->mode = arg;
-		return 0;
-	case OPT_ALLOW:
-		if (n->nr_allow == VM_MAX_NET_RULES) {
-			cli_err("run", "at most %d --allow rules (use --policy FILE)", VM_MAX_NET_RULES);
-			return -1;
-		}
-		n->allow[n->nr_allow++] = arg;
-		return 0;
-	case OPT_POLICY: n->policy_path = arg; return 0;
-	case OPT_DNS_SERVER: n->dns_server = arg; return 0;
-	case OPT_PUBLISH:
-		if (n->nr_publish == VM_MAX_PUBLISH) {
-			cli_err("run", "at most %d --publish", VM_MAX_PUBLISH);
-			return -1;
-		}
-		n->publish[n->nr_publish++] = arg;
-		return 0;
-	case OPT_EVENTS: n->events_path = arg; return 0;
-	}
-	return -1;
 }
 
 static int parse_value(struct run_opts *o, int c, char *arg)
@@ -182,7 +137,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_EXIT_AT_INIT: o->cfg.exit_at_init = true; return 0;
 	case OPT_SAVE_INITRD: o->save_initrd = arg; return 0;
 	}
-	return parse_net(&o->cfg.net, c, arg);
+	return net_opt_parse(&o->cfg.net, "run", c, arg) ? -1 : 0;
 }
 
 static int find_defaults(struct run_opts *o)
@@ -249,38 +204,18 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 }
 
 /*
- * --image: resolve NAME (tools/image_store.c), then boot it through a qcow2
- * overlay in a private temp dir. The overlay is opened as qcow2 and its base
- * with the stated format raw, confined to the base's own directory; the base
- * is only ever opened read-only.
+ * --image: the base through a throw-away qcow2 overlay in a private temp dir
+ * (tools/image_overlay.c, shared with `mvm create --image`).
  */
 static int prepare_image(struct run_opts *o)
 {
-	char found[PATH_MAX], magic[4], *dir;
 	const char *tmp = getenv("TMPDIR");
-	int fd, err;
+	char err[PATH_MAX + 128];
 
-	if (image_store_resolve(o->image, found, sizeof(found))) {
-		cli_err("run", "--image: no image '%s' (build one: mvm image build %s; or give a path)",
-			o->image, o->image);
+	if (image_base_resolve(o->image, &o->base, err, sizeof(err))) {
+		cli_err("run", "--image: %s", err);
 		return -1;
 	}
-	if (!realpath(found, o->image_path)) {
-		cli_err("run", "--image: %s: %s", found, strerror(errno));
-		return -1;
-	}
-	fd = open(o->image_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || pread(fd, magic, 4, 0) != 4 || !memcmp(magic, "QFI\xfb", 4)) {
-		cli_err("run", "--image: %s: %s", o->image_path,
-			fd < 0 ? strerror(errno) : "not a raw ext4 image");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	snprintf(o->image_dir, sizeof(o->image_dir), "%s", o->image_path);
-	dir = dirname(o->image_dir);
-	memmove(o->image_dir, dir, strlen(dir) + 1);
 	snprintf(o->overlay_dir, sizeof(o->overlay_dir), "%s/mvm-run.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(o->overlay_dir)) {
@@ -289,16 +224,15 @@ static int prepare_image(struct run_opts *o)
 		return -1;
 	}
 	snprintf(o->overlay_arg, sizeof(o->overlay_arg), "%s/root.qcow2", o->overlay_dir);
-	err = qcow2_create_overlay(o->overlay_arg, o->image_path, "raw", 0, 16);
-	if (err) {
-		cli_err("run", "--image: overlay on %s: %s", o->image_path, strerror(-err));
+	if (image_overlay_create(o->overlay_arg, &o->base, err, sizeof(err))) {
+		cli_err("run", "--image: %s", err);
 		return -1;
 	}
-	strcat(o->overlay_arg, ":qcow2");	/* add_disk strips the flag again */
+	strcat(o->overlay_arg, ":" IMAGE_OVERLAY_FORMAT);	/* add_disk strips the flag again */
 	if (add_disk(&o->cfg, o->overlay_arg, true))
 		return -1;
-	o->cfg.disks[0].backing_root = o->image_dir;
-	o->cfg.disks[0].backing_format = "raw";
+	o->cfg.disks[0].backing_root = o->base.dir;
+	o->cfg.disks[0].backing_format = IMAGE_BASE_FORMAT;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "tools/image_overlay.h"
 #include "vmm/vm.h"
 
 #define RUN_MAX_ENV 256
@@ -14,8 +15,8 @@ struct run_opts {
 	bool timing;
 	const char *save_initrd;
 	const char *image;		/* --image NAME|PATH: root disk via a per-run overlay */
-	char image_path[PATH_MAX], image_dir[PATH_MAX], overlay_dir[PATH_MAX],
-	     overlay_arg[PATH_MAX];
+	struct image_base base;
+	char overlay_dir[PATH_MAX], overlay_arg[PATH_MAX];
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
 	char *env[RUN_MAX_ENV + 4];
 	int nenv;
