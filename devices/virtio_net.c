@@ -585,6 +585,21 @@ int virtio_net_rule(struct vm *vm, const char *verb, const char *rule, char *err
 	return ret;
 }
 
+int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen)
+{
+	struct vnet *n = vm->net;
+	int ret;
+
+	if (!n || !n->d) {
+		snprintf(why, whylen, "this VM has no network device");
+		return -ENODEV;
+	}
+	pthread_mutex_lock(&n->d->lock);
+	ret = net_policy_check(&n->pol, dest, why, whylen);
+	pthread_mutex_unlock(&n->d->lock);
+	return ret;
+}
+
 char *virtio_net_show(struct vm *vm)
 {
 	struct vnet *n = vm->net;
@@ -652,7 +667,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 		return ret; /* net_destroy freed n */
 	n->d = d;
 	cb.opaque = n;
-	n->loopback_on = loopback_allowed(&n->pol);
+	n->loopback_on = c->runtime_rules || loopback_allowed(&n->pol);
 	ret = net_slirp_create(&vm->loop, n->loopback_on, &cb, &n->slirp, err, errlen);
 	if (!ret)
 		vm->net = n;

@@ -14,7 +14,9 @@
 
 #include "tools/cli.h"
 #include "tools/sandbox.h"
+#include "tools/image_overlay.h"
 #include "tools/sandbox_api.h"
+#include "tools/sandbox_policy.h"
 #include "vmm/vm.h"
 
 static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
@@ -37,7 +39,7 @@ static int write_pid(void)
 }
 
 static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
-			char *kernel, char *initrd, char *err, size_t errlen)
+			char *kernel, char *initrd, char *base_dir, char *err, size_t errlen)
 {
 	const char *dir = cli_guest_dir();
 
@@ -58,6 +60,14 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->kernel_path = kernel;
 	vc->initrd_path = initrd;
 	vc->disks[0].path = c->disk;
+	vc->disks[0].format = c->disk_format;
+	if (!strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT)) {
+		/* The overlay's backing file must be the base it was made on, raw. */
+		snprintf(base_dir, PATH_MAX, "%s", c->image);
+		*strrchr(base_dir, '/') = 0;
+		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
+		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
+	}
 	vc->nr_disks = 1;
 	vc->root_on_disk = c->root_on_disk;
 	vc->cpus = c->cpus;
@@ -71,9 +81,16 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->want_rng = true;
 	vc->vsock_path = "vsock.sock";
 	vc->vsock_cid = c->cid;
-	/* Deny by default: nothing leaves until `mvm net allow NAME RULE`. */
-	vc->net.enabled = true;
+	/* Deny by default: policy.json holds create's rules and every later
+	 * `mvm net` change; without it, nothing leaves. */
+	vc->net.enabled = !c->net_off;
 	vc->net.events_path = "events.jsonl";
+	vc->net.runtime_rules = true;
+	if (access(SB_POLICY_FILE, F_OK) == 0)
+		vc->net.policy_path = SB_POLICY_FILE;
+	vc->net.dns_server = c->dns_server[0] ? c->dns_server : NULL;
+	for (int i = 0; i < c->npublish && i < VM_MAX_PUBLISH; i++)
+		vc->net.publish[vc->net.nr_publish++] = c->publish[i];
 	return 0;
 }
 
@@ -104,7 +121,7 @@ static void outcome_event(const char *name, const struct vm_result *r)
 
 static int run_vmm(const char *name, struct sb_config *c)
 {
-	static char kernel[PATH_MAX], initrd[PATH_MAX];
+	static char kernel[PATH_MAX], initrd[PATH_MAX], base_dir[PATH_MAX];
 	struct vm_config vc;
 	struct vm_result res = { 0 };
 	struct sb_api *api = NULL;
@@ -115,7 +132,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 
 	if (!vm || log_fd < 0)
 		goto out;
-	ret = build_config(c, &vc, log_fd, kernel, initrd, err, sizeof(err));
+	ret = build_config(c, &vc, log_fd, kernel, initrd, base_dir, err, sizeof(err));
 	if (ret) {
 		cli_err("vmm", "%s", err);
 		goto out;

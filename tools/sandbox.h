@@ -14,12 +14,14 @@
 
 #define SB_NAME_MAX 63
 #define SB_MAX_ENV  256
+#define SB_MAX_PUBLISH 16
 
 struct sb_config {
 	char name[SB_NAME_MAX + 1];
 	char image[PATH_MAX];		/* the source image, for `ls`; "" = default initramfs */
 	char kernel[PATH_MAX];		/* "" = make guest's */
 	char disk[32];			/* file name in the state dir */
+	char disk_format[8];		/* "raw", or "qcow2": a private overlay on @image */
 	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */
 	int cpus;
 	uint64_t mem, disk_size;
@@ -27,6 +29,11 @@ struct sb_config {
 	double created;			/* seconds since the epoch */
 	int nenv;
 	char *env[SB_MAX_ENV + 1];	/* K=V given at create, for every exec */
+	/* Network: the mode and rules live in policy.json (tools/sandbox_policy.c). */
+	bool net_off;			/* --net none: no network device */
+	char dns_server[128];		/* "" = the host's resolver */
+	int npublish;
+	char *publish[SB_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
 };
 
 /* The state root; 0 or -ENAMETOOLONG. */
