@@ -94,23 +94,6 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 	return -1;
 }
 
-static int mkdirs(const char *name, char *dir, size_t cap)
-{
-	char root[PATH_MAX], cmd[PATH_MAX];
-
-	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
-		return -ENAMETOOLONG;
-	/* mkdir -p of the root, private to the user. */
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
-		snprintf(cmd, sizeof(cmd), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
-		if (mkdir(cmd, 0700) && errno != EEXIST)
-			return -errno;
-		if (!p)
-			break;
-	}
-	return mkdir(dir, 0700) ? -errno : 0;
-}
-
 static int make_disk(struct create_opts *o, const char *dir)
 {
 	char dst[PATH_MAX + 16], err[PATH_MAX + 128] = "";
@@ -178,7 +161,7 @@ static int create(struct create_opts *o)
 	struct timespec t;
 	int ret;
 
-	ret = mkdirs(o->c.name, dir, sizeof(dir));
+	ret = sb_mkdir(o->c.name, dir, sizeof(dir));
 	if (ret) {
 		cli_err("create", ret == -EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", o->c.name);

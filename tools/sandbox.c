@@ -202,3 +202,43 @@ int sb_list(char ***names)
 	*names = v;
 	return n;
 }
+
+/* The state directory is flat (files and sockets only): no recursion needed. */
+int sb_remove_state(const char *name)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret = sb_path(name, NULL, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0))
+			ret = -errno;
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : ret;
+}
+
+int sb_mkdir(const char *name, char *dir, size_t cap)
+{
+	char root[PATH_MAX], part[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+		return -ENAMETOOLONG;
+	/* mkdir -p of the root, private to the user. */
+	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
+		if (mkdir(part, 0700) && errno != EEXIST)
+			return -errno;
+		if (!p)
+			break;
+	}
+	return mkdir(dir, 0700) ? -errno : 0;
+}

@@ -60,6 +60,12 @@ const char *sb_status(const char *name, pid_t *pid);
  * is "" or a JSON object body such as "\"code\":0". */
 void sb_event(const char *name, const char *type, const char *json_fields);
 
+/* Make NAME's state directory (0700; the root too, if needed) and put its
+ * path in @dir. 0, -EEXIST if NAME exists, or -errno. */
+int sb_mkdir(const char *name, char *dir, size_t cap);
+/* Delete NAME's state directory and everything in it. 0 or -errno. */
+int sb_remove_state(const char *name);
+
 /* Sorted sandbox names; free each and the array. Count, or -errno. */
 int sb_list(char ***names);
 

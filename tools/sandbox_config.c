@@ -139,8 +139,9 @@ int sb_config_load(const char *name, struct sb_config *c)
 			c->env[c->nenv++] = strdup(e->valuestring);
 	}
 	cJSON_Delete(j);
-	/* The disk name must stay a plain file name in the state directory. */
-	if (!c->disk[0] || strchr(c->disk, '/') || c->cpus < 1 ||
+	/* The disk name must stay a plain file name in the state directory
+	 * ("": none, `mvm run` without a data disk). */
+	if (strchr(c->disk, '/') || c->cpus < 1 ||
 	    (strcmp(c->disk_format, "raw") && strcmp(c->disk_format, "qcow2")) ||
 	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/'))
 		return -EINVAL;
