@@ -42,6 +42,7 @@ struct net_slirp {
 	int nprev, prevcap;
 	unsigned gen;
 	bool dead;
+	bool dirty;		/* frames went in since the last sync_fds */
 };
 
 static int64_t now_ns(void)
@@ -342,7 +343,15 @@ void net_slirp_input(struct net_slirp *s, const uint8_t *frame, size_t len)
 	if (len > 65536)
 		return;
 	slirp_input(s->slirp, frame, (int)len);
-	sync_fds(s);
+	s->dirty = true;
+}
+
+void net_slirp_flush(struct net_slirp *s)
+{
+	if (s->dirty) {
+		s->dirty = false;
+		sync_fds(s);
+	}
 }
 
 int net_publish_parse(const char *str, struct net_publish *out, char *err, size_t errlen)

@@ -49,6 +49,9 @@ int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_
 int net_slirp_publish(struct net_slirp *s, const struct net_publish *p, char *err, size_t errlen);
 /* A guest frame the filter passed (caller holds the device lock). */
 void net_slirp_input(struct net_slirp *s, const uint8_t *frame, size_t len);
+/* After a batch of net_slirp_input(): re-sync slirp's sockets and timeout
+ * once (a fill per frame cost more than the frames). */
+void net_slirp_flush(struct net_slirp *s);
 void net_slirp_destroy(struct net_slirp *s);
 
 #endif

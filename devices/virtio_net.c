@@ -93,32 +93,33 @@ static uint64_t mono_ms(void)
 
 /* ---- RX: frames for the guest ---- */
 
-static void rx_flush(struct vnet *n)
+/* One frame into the guest's next RX buffer; false when it has posted none. */
+static bool rx_put(struct vnet *n, const uint8_t *frame, size_t len)
 {
 	struct virtqueue *vq = &n->d->vq[NET_RX];
-	int pushed = 0;
+	uint8_t hdr[NET_HDR_LEN] = { 0 };
 
-	while (n->rx_count && vq->ready && !vq->broken) {
-		unsigned len = n->rx_len[n->rx_head];
-		uint8_t hdr[NET_HDR_LEN] = { 0 };
+	if (!vq->ready || vq->broken || vq_pop(vq, &n->chain) != 1)
+		return false;
+	if (n->chain.writable >= NET_HDR_LEN + len) {
+		hdr[10] = 1; /* num_buffers, little-endian */
+		vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
+		vq_chain_write(&n->chain, NET_HDR_LEN, frame, len);
+		vq_push(vq, n->chain.head, (uint32_t)(NET_HDR_LEN + len));
+	} else {
+		n->rx_dropped++; /* buffer too small: the guest's loss */
+		vq_push(vq, n->chain.head, 0);
+	}
+	n->rx_irq = true;
+	return true;
+}
 
-		if (vq_pop(vq, &n->chain) != 1)
-			break;
-		if (n->chain.writable >= NET_HDR_LEN + len) {
-			hdr[10] = 1; /* num_buffers, little-endian */
-			vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
-			vq_chain_write(&n->chain, NET_HDR_LEN, n->rx[n->rx_head], len);
-			vq_push(vq, n->chain.head, NET_HDR_LEN + len);
-		} else {
-			n->rx_dropped++; /* buffer too small: the guest's loss */
-			vq_push(vq, n->chain.head, 0);
-		}
-		pushed++;
+static void rx_flush(struct vnet *n)
+{
+	while (n->rx_count && rx_put(n, n->rx[n->rx_head], n->rx_len[n->rx_head])) {
 		n->rx_head = (n->rx_head + 1) % RX_SLOTS;
 		n->rx_count--;
 	}
-	if (pushed)
-		n->rx_irq = true;
 }
 
 /* End of a round (a kick, a slirp poll, a DNS reply): one interrupt. */
@@ -134,7 +135,16 @@ static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 {
 	unsigned slot;
 
-	if (len > RX_SLOT_LEN || n->rx_count == RX_SLOTS || !n->d->vq[NET_RX].ready) {
+	if (len > RX_SLOT_LEN || !n->d->vq[NET_RX].ready) {
+		n->rx_dropped++;
+		return;
+	}
+	if (n->rx_count)
+		rx_flush(n);
+	/* Straight into a guest buffer when nothing waits: one copy, not two. */
+	if (!n->rx_count && rx_put(n, frame, len))
+		return;
+	if (n->rx_count == RX_SLOTS) {
 		n->rx_dropped++;
 		return;
 	}
@@ -142,7 +152,6 @@ static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 	memcpy(n->rx[slot], frame, len);
 	n->rx_len[slot] = (uint16_t)len;
 	n->rx_count++;
-	rx_flush(n);
 }
 
 static void from_slirp(void *opaque, const uint8_t *frame, size_t len)
@@ -409,6 +418,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 		done++;
 		handle_frame(n, n->tx + NET_HDR_LEN, (size_t)len - NET_HDR_LEN);
 	}
+	net_slirp_flush(n->slirp);
 	if (vq->broken)
 		log_warn("virtio-net: guest sent a malformed chain; queue stopped");
 	if (done)
@@ -476,7 +486,7 @@ static void net_destroy(struct virtio_dev *d)
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
-	.features = 1ULL << VIRTIO_NET_F_MAC,
+	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_F_EVENT_IDX,
 	.num_queues = 2,
 	.queue_max = NET_QUEUE_SIZE,
 	.config_size = 6,
