@@ -92,8 +92,30 @@ static long peak_rss_kib(void)
 	return kib;
 }
 
+/* Ctrl-C before the command runs ends the boot; once it runs, the exec
+ * client turns these signals into a KILL of the command. */
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static bool interrupted(void)
+{
+	sigset_t p;
+
+	return !sigpending(&p) &&
+	       (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) || sigismember(&p, SIGHUP));
+}
+
 /* The child: the sandbox's VMM, with the agent as the guest's command. */
-static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t parent)
+static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t parent,
+		      const sigset_t *mask)
 {
 	struct run_report rep = { 0 };
 	int fd, log_fd;
@@ -101,9 +123,13 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(125);
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0)
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* Our stdout may be a pipe the user waits on: only the parent holds it. */
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
 		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+	}
 	log_fd = chdir(s->dir) ? -1 : open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
 					   0600);
 	if (log_fd < 0 || sb_vmm_write_pid()) {
@@ -194,12 +220,14 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 	return 0;
 }
 
-/* Booted: the agent answers. 0, -ECHILD if the VMM ended, -ETIMEDOUT. */
+/* Booted: the agent answers. 0, -ECHILD if the VMM ended, -ETIMEDOUT, -EINTR. */
 static int wait_agent(struct run_sb *s)
 {
 	double deadline = now_s() + sb_start_timeout();
 
 	while (now_s() < deadline) {
+		if (interrupted())
+			return -EINTR;
 		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm) {
 			s->reaped = true;
 			return -ECHILD;
@@ -278,28 +306,32 @@ int run_in_sandbox(struct run_opts *o)
 	struct run_sb *s = calloc(1, sizeof(*s));
 	struct run_report rep = { 0 };
 	char err[1024] = "";
-	int pfd[2] = { -1, -1 }, status = -1, ret = MVM_EXIT_ERROR;
+	int pfd[2] = { -1, -1 }, status = -1, ret = MVM_EXIT_ERROR, booted;
 	double t_cmd = 0;
 	bool have_report;
 	pid_t self = getpid();
+	sigset_t mask;
 
 	if (!s)
 		return MVM_EXIT_ERROR;
+	block_signals(&mask);
 	if (make_state(o, s) || pipe2(pfd, O_CLOEXEC))
 		goto out;
 	fflush(NULL);
 	s->t0 = now_s();
 	s->vmm = fork();
 	if (s->vmm == 0)
-		vmm_child(o, s, pfd[1], self);
+		vmm_child(o, s, pfd[1], self, &mask);
 	close(pfd[1]);
 	pfd[1] = -1;
 	if (s->vmm < 0) {
 		snprintf(err, sizeof(err), "fork: %s", strerror(errno));
 		s->reaped = true;
-	} else if (wait_agent(s) == -ETIMEDOUT) {
+	} else if ((booted = wait_agent(s)) == -ETIMEDOUT) {
 		snprintf(err, sizeof(err), "the guest agent did not answer within %d s",
 			 sb_start_timeout());
+	} else if (booted == -EINTR) {
+		snprintf(err, sizeof(err), "interrupted while the sandbox booted");
 	} else if (!s->reaped) {
 		for (int i = 0; i < o->ncopies && !err[0]; i++) {
 			char *colon = strrchr(o->copies[i], ':');
@@ -308,6 +340,8 @@ int run_in_sandbox(struct run_opts *o)
 			if (cp_put(s->name, o->copies[i], colon + 1))
 				snprintf(err, sizeof(err), "--copy %s failed", o->copies[i]);
 		}
+		if (!err[0] && interrupted())
+			snprintf(err, sizeof(err), "interrupted before the command ran");
 		if (!err[0])
 			status = exec_command(o, s, err, sizeof(err));
 		t_cmd = now_s();
