@@ -271,7 +271,7 @@ static void drop_overlay(struct run_opts *o)
 	o->overlay_dir[0] = 0;
 }
 
-static long rss_kib(void)
+long run_peak_rss_kib(void)
 {
 	char line[256];
 	long kib = -1;
@@ -287,7 +287,7 @@ static long rss_kib(void)
 
 static void print_timing(const struct vm *vm, const struct vm_result *r)
 {
-	long rss = rss_kib();
+	long rss = run_peak_rss_kib();
 	uint64_t guest = vm_guest_resident_kib(vm);
 
 	fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs "

@@ -37,6 +37,8 @@ int run_parse_args(struct run_opts *o, int argc, char **argv);
 int run_in_sandbox(struct run_opts *o);
 /* --image: a qcow2 overlay on the base in @dir (NULL: a temp dir) as vda. 0 or -1. */
 int run_attach_image(struct run_opts *o, const char *dir);
+/* This process's peak RSS (VmHWM) in KiB, or -1. */
+long run_peak_rss_kib(void);
 /* The direct path's status for a VM result (also the sandbox's boot errors). */
 int run_exit_status(const struct vm_result *r);
 

@@ -78,20 +78,6 @@ static void make_paths_absolute(struct vm_config *c)
 	c->net.events_path = absolute(c->net.events_path);
 }
 
-static long peak_rss_kib(void)
-{
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 /* Ctrl-C before the command runs ends the boot; once it runs, the exec
  * client turns these signals into a KILL of the command. */
 static void block_signals(sigset_t *old)
@@ -148,7 +134,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	o->cfg.vsock_cid = 3;
 	o->cfg.net.runtime_rules = true;
 	sb_vmm_serve(s->name, &o->cfg, &rep.res, &rep.guest_kib);
-	rep.peak_rss_kib = peak_rss_kib();
+	rep.peak_rss_kib = run_peak_rss_kib();
 report:
 	unlink("pid");
 	(void)!write(report_fd, &rep, sizeof(rep));

@@ -37,26 +37,7 @@ expect_match "--allow rule at create" 'hello-from-test-host' "$(cat "$T/out")"
 # --publish at create: the host reaches a server in the sandbox.
 "$MVM" exec pol -- sh -c 'echo pong | timeout 60 nc -l -p 8000' >"$T/nc.out" 2>&1 &
 nc_pid=$!
-python3 - <<'PY' > "$T/client" 2>&1 || true
-import socket, time
-deadline = time.time() + 60
-while time.time() < deadline:
-    try:
-        s = socket.create_connection(("127.0.0.1", 18001), timeout=5)
-        s.sendall(b"ping\n"); s.shutdown(socket.SHUT_WR)
-        data = b""
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            data += d
-        s.close()
-        if b"pong" in data:
-            print("got", data.decode().strip()); break
-    except OSError:
-        pass
-    time.sleep(0.5)
-PY
+ping_pong 18001 > "$T/client" 2>&1 || true
 wait "$nc_pid" || true
 expect_match "--publish at create" 'got pong' "$(cat "$T/client")"
 expect_match "guest got the host's data" 'ping' "$(cat "$T/nc.out")"
