@@ -89,4 +89,6 @@ expect_match "removed rule stays removed" 'w=1' "$(cat "$T/out")"
 ev="$MVM_STATE_DIR/pol/events.jsonl"
 grep -q '"dst":"10.0.2.2","port":18080,.*"reason":"host-loopback"' "$ev" ||
 	fail "no host-loopback denial in events.jsonl: $(cat "$ev")"
+run_mvm events pol
+expect_match "mvm events shows the denial" '^20[0-9-]+T[0-9:.]+Z net-deny .*dst=10.0.2.2 port=18080 .*reason=host-loopback' "$(cat "$T/out")"
 echo "net-sandbox-policy: ok"
