@@ -268,54 +268,6 @@ static void on_tick(void *opaque, uint32_t events)
 	pthread_mutex_unlock(&n->d->lock);
 }
 
-/* "ADDR", "ADDR:PORT" (IPv4), "[ADDR]:PORT" or "ADDR" (IPv6). */
-static int parse_server(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
-{
-	char host[64];
-	const char *port = NULL;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	long p = 53;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *e = strchr(s, ']');
-
-		if (!e || (size_t)(e - s - 1) >= sizeof(host))
-			return -EINVAL;
-		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
-		if (e[1] == ':')
-			port = e + 2;
-		else if (e[1])
-			return -EINVAL;
-	} else if (strchr(s, ':') && strchr(s, ':') == strrchr(s, ':')) {
-		snprintf(host, sizeof(host), "%.*s", (int)(strchr(s, ':') - s), s);
-		port = strchr(s, ':') + 1;
-	} else {
-		snprintf(host, sizeof(host), "%s", s);
-	}
-	if (port) {
-		char *end;
-
-		p = strtol(port, &end, 10);
-		if (*end || end == port || p < 1 || p > 65535)
-			return -EINVAL;
-	}
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)p);
-		*sl = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t)p);
-		*sl = sizeof(*a6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static int host_nameserver(char *out, size_t cap)
 {
 	char line[256], addr[128];
@@ -344,7 +296,7 @@ static int resolver_open(struct vnet *n, const char *server, char *err, size_t e
 	} else {
 		snprintf(n->dns_name, sizeof(n->dns_name), "%s", server);
 	}
-	if (parse_server(server, &n->dns_addr, &n->dns_addrlen)) {
+	if (net_dns_server_parse(server, &n->dns_addr, &n->dns_addrlen)) {
 		snprintf(err, errlen, "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
 			 server);
 		return -EINVAL;

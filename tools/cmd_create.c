@@ -127,8 +127,18 @@ static int check_net(struct create_opts *o)
 	struct net_publish p;
 
 	o->c.net_off = !o->net.enabled;
-	if (o->net.dns_server)
+	if (o->net.dns_server) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		if (strlen(o->net.dns_server) >= sizeof(o->c.dns_server) ||
+		    net_dns_server_parse(o->net.dns_server, &ss, &sl)) {
+			cli_err("create", "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
+				o->net.dns_server);
+			return -1;
+		}
 		snprintf(o->c.dns_server, sizeof(o->c.dns_server), "%s", o->net.dns_server);
+	}
 	for (int i = 0; i < o->net.nr_publish; i++) {
 		if (net_publish_parse(o->net.publish[i], &p, err, sizeof(err))) {
 			cli_err("create", "%s", err);

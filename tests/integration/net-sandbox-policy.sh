@@ -20,7 +20,11 @@ expect_eq "bad --allow status" 2 "$rc"
 expect_match "bad --allow message" 'reversed' "$(cat "$T/err")"
 run_mvm create badpub --publish 'bad:port'
 expect_eq "bad --publish status" 2 "$rc"
-[ ! -e "$MVM_STATE_DIR/badnet" ] && [ ! -e "$MVM_STATE_DIR/badpub" ] || fail "a failed create left state"
+run_mvm create baddns --dns-server dns.example.com
+expect_eq "bad --dns-server status" 2 "$rc"
+for n in badnet badpub baddns; do
+	[ ! -e "$MVM_STATE_DIR/$n" ] || fail "a failed create left state for $n"
+done
 
 printf '{"version":1,"mode":"allowlist","allow":["allowed.test:8080/tcp"]}\n' > "$T/policy.json"
 sb_create pol $NET_DNS --policy "$T/policy.json" --allow 203.0.113.20:8081/tcp \
