@@ -71,7 +71,27 @@ bool sb_exists(const char *name)
 	return !sb_path(name, "config.json", p, sizeof(p)) && access(p, F_OK) == 0;
 }
 
-/* Whether @pid is the VMM of @name (not a recycled pid). */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	rp = strrchr(buf, ')');
+	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Whether @pid is the VMM of @name (not a recycled pid): `mvm vmm NAME`, or
+ * the VMM child of `mvm run` (pid P) whose sandbox is run-P. */
 static bool is_our_vmm(pid_t pid, const char *name)
 {
 	char p[64], cmd[512];
@@ -89,6 +109,12 @@ static bool is_our_vmm(pid_t pid, const char *name)
 	cmd[n] = 0;
 	/* argv: mvm vmm NAME */
 	const char *a1 = cmd + strlen(cmd) + 1;
+	if (a1 < cmd + n && !strcmp(a1, "run")) {
+		char own[32];
+
+		snprintf(own, sizeof(own), "run-%d", (int)parent_of(pid));
+		return !strcmp(own, name);
+	}
 	if (a1 >= cmd + n || strcmp(a1, "vmm"))
 		return false;
 	const char *a2 = a1 + strlen(a1) + 1;
