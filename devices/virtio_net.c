@@ -565,36 +565,12 @@ int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen)
 char *virtio_net_show(struct vm *vm)
 {
 	struct vnet *n = vm->net;
-	size_t cap, len = 0;
 	char *out;
 
 	if (!n || !n->d)
 		return NULL;
 	pthread_mutex_lock(&n->d->lock);
-	cap = 64 + n->pol.rules.n * (NET_RULE_TEXT_MAX + 4);
-	out = malloc(cap);
-	if (out) {
-		/* Rule texts passed net_rule_parse: no quotes or backslashes. */
-		len += (size_t)snprintf(out + len, cap - len, "{\"mode\":\"%s\"",
-					net_mode_name(n->pol.rules.mode));
-		for (int act = NET_ALLOW; act <= NET_DENY; act++) {
-			bool first = true;
-
-			len += (size_t)snprintf(out + len, cap - len, ",\"%s\":[",
-						act == NET_ALLOW ? "allow" : "deny");
-			for (size_t i = 0; i < n->pol.rules.n; i++) {
-				const struct net_rule *r = &n->pol.rules.v[i];
-
-				if ((int)r->action != act)
-					continue;
-				len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"",
-							first ? "" : ",", r->text);
-				first = false;
-			}
-			len += (size_t)snprintf(out + len, cap - len, "]");
-		}
-		snprintf(out + len, cap - len, "}");
-	}
+	out = net_rules_to_json(&n->pol.rules);
 	pthread_mutex_unlock(&n->d->lock);
 	return out;
 }

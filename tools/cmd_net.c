@@ -23,21 +23,44 @@ static const char net_usage[] =
 	"Sandboxes start with the rules given to 'mvm create' (--net, --allow,\n"
 	"--policy; none: nothing leaves). Changes apply to the running VMM at once\n"
 	"(established connections that a deny revokes are reset) and are kept across\n"
-	"'mvm stop'/'mvm start'. check asks the running VMM (names count as allowed\n"
+	"'mvm stop'/'mvm start'; on a stopped sandbox they change its stored policy\n"
+	"for the next start. check asks the running VMM (names count as allowed\n"
 	"only for the addresses the guest resolved), or the stored policy of a\n"
-	"stopped sandbox. Rule syntax: docs/network-policy.md.\n";
+	"stopped sandbox (show too). Rule syntax: docs/network-policy.md.\n";
 
-/* A stopped sandbox: decide from its stored policy.json. */
-static int check_stored(const char *name, const char *dest)
+/* A stopped sandbox: its stored policy.json, changed for the next start,
+ * shown, or asked (a dry run without DNS pins). */
+static int stopped(const char *name, const char *verb, const char *arg)
 {
-	char why[512] = "";
-	int v = sb_policy_check(name, dest, why, sizeof(why));
+	char msg[512] = "", *json = NULL;
+	struct sb_config c;
+	int v;
 
-	if (v < 0) {
-		cli_err("net", "%s", why[0] ? why : strerror(-v));
+	if (sb_config_load(name, &c)) {
+		cli_err("net", "cannot read the configuration of %s", name);
 		return MVM_EXIT_ERROR;
 	}
-	printf("%s: %s (stored policy; %s is not running)\n", v ? "allowed" : "denied", why, name);
+	sb_config_free(&c);
+	if (c.net_off) {
+		cli_err("net", "%s has no network device (created with --net none)", name);
+		return MVM_EXIT_ERROR;
+	}
+	if (!strcmp(verb, "check"))
+		v = sb_policy_check(name, arg, msg, sizeof(msg));
+	else if (!strcmp(verb, "show"))
+		v = sb_policy_show(name, &json, msg, sizeof(msg));
+	else
+		v = sb_policy_edit(name, verb, arg, msg, sizeof(msg));
+	if (v < 0) {
+		cli_err("net", "%s", msg[0] ? msg : strerror(-v));
+		return MVM_EXIT_ERROR;
+	}
+	if (json)
+		puts(json);
+	free(json);
+	if (strcmp(verb, "check"))
+		return 0;
+	printf("%s: %s (stored policy; %s is not running)\n", v ? "allowed" : "denied", msg, name);
 	return v ? 0 : 1;
 }
 
@@ -80,13 +103,15 @@ int cmd_net(int argc, char **argv)
 	text = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
 	ret = text ? api_call(argv[2], text, &reply, 10000) : -1;
+	if (ret)
+		reply = NULL;
 	free(text);
-	if (ret && check)
-		return check_stored(argv[2], argv[3]);
-	if (ret) {
-		cli_err("net", "%s is not running (mvm start %s)", argv[2], argv[2]);
+	if (ret && sb_vmm_pid(argv[2]) > 0) {
+		cli_err("net", "the VMM of %s does not answer on its control socket", argv[2]);
 		return MVM_EXIT_ERROR;
 	}
+	if (ret)
+		return stopped(argv[2], verb, argv[3]);
 	resp = cJSON_Parse(reply);
 	free(reply);
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {

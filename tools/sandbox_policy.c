@@ -130,22 +130,70 @@ out:
 	return ret;
 }
 
+/* NAME's stored policy into @p (none stored: allowlist, no rules). */
+static int load_stored(const char *name, struct net_policy *p, char *path, char *err,
+		       size_t errlen)
+{
+	int ret = sb_path(name, SB_POLICY_FILE, path, PATH_MAX);
+
+	if (ret)
+		return ret;
+	ret = net_policy_init(p, NET_MODE_ALLOWLIST);
+	if (ret)
+		return ret;
+	if (access(path, F_OK) == 0 && (ret = net_policy_load(p, path, err, errlen)))
+		net_policy_free(p);
+	return ret;
+}
+
+int sb_policy_edit(const char *name, const char *verb, const char *rule, char *err,
+		   size_t errlen)
+{
+	struct net_policy p;
+	char path[PATH_MAX], *json;
+	int ret = load_stored(name, &p, path, err, errlen);
+
+	if (ret)
+		return ret;
+	if (!strcmp(verb, "allow")) {
+		ret = net_policy_allow(&p, rule, err, errlen);
+	} else if (!strcmp(verb, "deny")) {
+		ret = net_policy_deny(&p, rule, err, errlen);
+	} else {
+		ret = net_policy_remove(&p, rule);
+		if (ret)
+			snprintf(err, errlen, "no rule '%s'", rule);
+	}
+	json = ret ? NULL : net_rules_to_json(&p.rules);
+	if (!ret)
+		ret = json ? sb_policy_persist(path, json) : -ENOMEM;
+	free(json);
+	net_policy_free(&p);
+	return ret;
+}
+
+int sb_policy_show(const char *name, char **json, char *err, size_t errlen)
+{
+	struct net_policy p;
+	char path[PATH_MAX];
+	int ret = load_stored(name, &p, path, err, errlen);
+
+	if (ret)
+		return ret;
+	*json = net_rules_to_json(&p.rules);
+	net_policy_free(&p);
+	return *json ? 0 : -ENOMEM;
+}
+
 int sb_policy_check(const char *name, const char *dest, char *why, size_t whylen)
 {
 	struct net_policy p;
 	char path[PATH_MAX];
-	int ret = sb_path(name, SB_POLICY_FILE, path, sizeof(path));
+	int ret = load_stored(name, &p, path, why, whylen);
 
 	if (ret)
 		return ret;
-	ret = net_policy_init(&p, NET_MODE_ALLOWLIST);
-	if (ret)
-		return ret;
-	/* No policy file (a sandbox from before they existed): no rules. */
-	if (access(path, F_OK) == 0 && (ret = net_policy_load(&p, path, why, whylen)) == 0)
-		ret = net_policy_check(&p, dest, why, whylen);
-	else if (ret == 0)
-		ret = net_policy_check(&p, dest, why, whylen);
+	ret = net_policy_check(&p, dest, why, whylen);
 	net_policy_free(&p);
 	return ret;
 }

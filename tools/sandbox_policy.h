@@ -31,6 +31,15 @@ int sb_policy_create(const char *name, const struct vm_net *n, char *err, size_t
  */
 int sb_policy_persist(const char *path, const char *show);
 
+/* `mvm net allow|deny|remove` on a stopped sandbox: @verb applied to its
+ * stored policy. 0, or -errno with @err set. */
+int sb_policy_edit(const char *name, const char *verb, const char *rule, char *err,
+		   size_t errlen);
+
+/* NAME's stored mode and rules as `mvm net show` prints them (malloc'd in
+ * @json). 0 or -errno (@err set). */
+int sb_policy_show(const char *name, char **json, char *err, size_t errlen);
+
 /* Dry run of @dest ("host[:port][/proto]") against NAME's stored policy: 1
  * allowed, 0 denied, -errno; @why explains. */
 int sb_policy_check(const char *name, const char *dest, char *why, size_t whylen);

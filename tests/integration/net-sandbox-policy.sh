@@ -76,13 +76,18 @@ expect_eq "stop" 0 "$rc"
 run_mvm net check pol 203.0.113.20:8081/tcp
 expect_eq "stored policy: deny kept" 1 "$rc"
 expect_match "stored policy says so" 'stored policy' "$(cat "$T/out")"
+run_mvm net allow pol 203.0.113.10:8081/tcp
+expect_eq "allow on a stopped sandbox" 0 "$rc"
 run_mvm start pol
 expect_eq "start" 0 "$rc"
 run_mvm net show pol
-expect_match "rules after restart" '"allow":\["allowed.test:8080/tcp","203.0.113.20:8081/tcp","host-loopback:18080/tcp"\],"deny":\["203.0.113.20"\]' "$(cat "$T/out")"
-run_mvm exec pol -- sh -c "$(get 10.0.2.2:18080); $(get 203.0.113.20:8081)"
-expect_match "host loopback still open after restart" 'hello-from-test-host' "$(cat "$T/out")"
-expect_match "deny still holds after restart" 'w=1' "$(cat "$T/out")"
+expect_match "rules after restart" '"allow":\["allowed.test:8080/tcp","203.0.113.20:8081/tcp","host-loopback:18080/tcp","203.0.113.10:8081/tcp"\],"deny":\["203.0.113.20"\]' "$(cat "$T/out")"
+run_mvm exec pol -- sh -c "$(get 10.0.2.2:18080); $(get 203.0.113.10:8081); $(get 203.0.113.20:8081)"
+expect_eq "after restart: loopback open, stopped-time rule, deny holds" "hello-from-test-host
+w=0
+hello-from-test-host
+w=0
+w=1" "$(cat "$T/out")"
 run_mvm net remove pol host-loopback:18080/tcp
 expect_eq "remove" 0 "$rc"
 run_mvm stop pol

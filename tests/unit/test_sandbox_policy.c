@@ -112,3 +112,24 @@ Test(sandbox_policy, run_time_rules_replace_mode_and_lists_only)
 	cr_assert_neq(sb_policy_persist(file, "{\"allow\":[]}"), 0, "incomplete show accepted");
 	cr_assert_eq(check("203.0.113.8:80/tcp", why), 1, "a failed persist changed the file");
 }
+
+Test(sandbox_policy, stopped_sandbox_edits_and_show)
+{
+	char err[512] = "", why[256], *json = NULL;
+
+	/* No policy file yet (a sandbox from before): allowlist, no rules. */
+	cr_assert_eq(sb_policy_show("box", &json, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(json, "{\"mode\":\"allowlist\",\"allow\":[],\"deny\":[]}");
+	free(json);
+	cr_assert_eq(sb_policy_edit("box", "allow", "203.0.113.0/24", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sb_policy_edit("box", "deny", "203.0.113.7", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(check("203.0.113.9:80/tcp", why), 1, "%s", why);
+	cr_assert_eq(check("203.0.113.7:80/tcp", why), 0, "%s", why);
+	cr_assert_neq(sb_policy_edit("box", "remove", "nope.example.com", err, sizeof(err)), 0);
+	cr_assert(strstr(err, "no rule"), "%s", err);
+	cr_assert_neq(sb_policy_edit("box", "allow", "example.com:9-1", err, sizeof(err)), 0);
+	cr_assert_eq(sb_policy_edit("box", "remove", "203.0.113.7", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sb_policy_show("box", &json, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(json, "{\"mode\":\"allowlist\",\"allow\":[\"203.0.113.0/24\"],\"deny\":[]}");
+	free(json);
+}
