@@ -247,20 +247,33 @@ static int exec_command(struct run_opts *o, struct run_sb *s, char *err, size_t 
 	return x.kind == AP_SIGNALED ? 128 + (int)x.code : (int)x.code;
 }
 
-/* Shut the VMM down (nothing to sync: the sandbox is thrown away) and reap it. */
+/* Reap the VMM if it ends within @secs (checked at least once). */
+static bool reaped_within(struct run_sb *s, double secs)
+{
+	double deadline = now_s() + secs;
+
+	for (;;) {
+		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm)
+			return s->reaped = true;
+		if (now_s() >= deadline)
+			return false;
+		sleep_ms(5);
+	}
+}
+
+/* Stop the VMM as `mvm rm -f` would: the guest syncs its disks (the user's
+ * --disk and --rootfs files outlive the sandbox) and resets; else the API;
+ * else SIGKILL. Then reap it. */
 static void stop_vmm(struct run_sb *s)
 {
 	char err[256];
-	double deadline;
 
 	if (s->reaped)
 		return;
-	api_simple(s->name, "shutdown", err, sizeof(err));
-	for (deadline = now_s() + 10; now_s() < deadline; sleep_ms(5))
-		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm) {
-			s->reaped = true;
-			return;
-		}
+	if (agent_shutdown(s->name, 5000) == 0 && reaped_within(s, 30))
+		return;
+	if (api_simple(s->name, "shutdown", err, sizeof(err)) == 0 && reaped_within(s, 10))
+		return;
 	kill(s->vmm, SIGKILL);
 	waitpid(s->vmm, NULL, 0);
 	s->reaped = true;
@@ -276,12 +289,13 @@ static void print_timing(const struct run_sb *s, const struct run_report *r, dou
 		(long long)r->peak_rss_kib - (long long)r->guest_kib);
 }
 
-/* The command ran (@status >= 0), or why not: the VM's end, else @err. */
-static int outcome(int status, const struct run_report *r, bool have_report, const char *err)
+/* The command ran (@status >= 0), or why not: how the VM ended if it ended
+ * by itself (@vm_ended), else @err. */
+static int outcome(int status, const struct run_report *r, bool vm_ended, const char *err)
 {
 	if (status >= 0)
 		return status;
-	if (have_report && r->res.outcome != VM_EXITED && r->res.message[0])
+	if (vm_ended && r->res.outcome != VM_EXITED && r->res.message[0])
 		return run_exit_status(&r->res);
 	cli_err("run", "%s", err[0] ? err : "the sandbox's VMM ended before the command did");
 	return MVM_EXIT_ERROR;
@@ -294,7 +308,7 @@ int run_in_sandbox(struct run_opts *o)
 	char err[1024] = "";
 	int pfd[2] = { -1, -1 }, status = -1, ret = MVM_EXIT_ERROR, booted;
 	double t_cmd = 0;
-	bool have_report;
+	bool have_report, died;
 	pid_t self = getpid();
 	sigset_t mask;
 
@@ -332,11 +346,15 @@ int run_in_sandbox(struct run_opts *o)
 			status = exec_command(o, s, err, sizeof(err));
 		t_cmd = now_s();
 	}
+	/* Did the VM end by itself (a panic, a reset, an error)? Then that is
+	 * why the command could not run or finish; a VMM that is going down
+	 * gets a moment to finish. */
+	died = s->vmm > 0 && status < 0 && (s->reaped || reaped_within(s, 1));
 	stop_vmm(s);
 	have_report = s->vmm > 0 && read(pfd[0], &rep, sizeof(rep)) == sizeof(rep);
 	if (o->timing && have_report)
 		print_timing(s, &rep, t_cmd ? t_cmd : now_s(), now_s());
-	ret = outcome(status, &rep, have_report, err);
+	ret = outcome(status, &rep, have_report && died, err);
 out:
 	if (pfd[0] >= 0)
 		close(pfd[0]);
