@@ -156,6 +156,7 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 	}
 	if (ret) {
 		cli_err("run", "cannot create the sandbox state %s: %s", s->dir, strerror(-ret));
+		s->dir[0] = 0;	/* not ours: never removed */
 		return -1;
 	}
 	make_paths_absolute(&o->cfg);
