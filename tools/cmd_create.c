@@ -8,13 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices/net_slirp.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cp.h"
-#include "tools/sandbox.h"
 #include "tools/image_overlay.h"
 #include "tools/net_opts.h"
-#include "devices/net_slirp.h"
+#include "tools/sandbox.h"
 #include "tools/sandbox_disk.h"
 #include "tools/sandbox_policy.h"
 
