@@ -96,6 +96,9 @@ int net_rules_remove(struct net_rules *r, const char *text);
 void net_rules_set_mode(struct net_rules *r, enum net_mode mode);
 int net_mode_parse(const char *s, enum net_mode *out);
 const char *net_mode_name(enum net_mode m);
+/* {"mode":"allowlist","allow":[RULE...],"deny":[RULE...]} (malloc'd), the
+ * form of `mvm net show` and of policy.json's rule lists; NULL on ENOMEM. */
+char *net_rules_to_json(const struct net_rules *rs);
 
 /* Does the rule's port range and protocol set admit (port, proto bit)?
  * ICMP has no port: only rules without a port admit it. */

@@ -42,6 +42,7 @@ struct net_slirp {
 	int nprev, prevcap;
 	unsigned gen;
 	bool dead;
+	bool dirty;		/* frames went in since the last sync_fds */
 };
 
 static int64_t now_ns(void)
@@ -342,7 +343,15 @@ void net_slirp_input(struct net_slirp *s, const uint8_t *frame, size_t len)
 	if (len > 65536)
 		return;
 	slirp_input(s->slirp, frame, (int)len);
-	sync_fds(s);
+	s->dirty = true;
+}
+
+void net_slirp_flush(struct net_slirp *s)
+{
+	if (s->dirty) {
+		s->dirty = false;
+		sync_fds(s);
+	}
 }
 
 int net_publish_parse(const char *str, struct net_publish *out, char *err, size_t errlen)
@@ -383,6 +392,53 @@ int net_publish_parse(const char *str, struct net_publish *out, char *err, size_
 	return 0;
 bad:
 	snprintf(err, errlen, "--publish %s: expected [HOST_IP:]HOST_PORT:GUEST_PORT", str);
+	return -EINVAL;
+}
+
+int net_dns_server_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
+{
+	char host[64];
+	const char *port = NULL;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	long p = 53;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *e = strchr(s, ']');
+
+		if (!e || (size_t)(e - s - 1) >= sizeof(host))
+			return -EINVAL;
+		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
+		if (e[1] == ':')
+			port = e + 2;
+		else if (e[1])
+			return -EINVAL;
+	} else if (strchr(s, ':') && strchr(s, ':') == strrchr(s, ':')) {
+		snprintf(host, sizeof(host), "%.*s", (int)(strchr(s, ':') - s), s);
+		port = strchr(s, ':') + 1;
+	} else {
+		snprintf(host, sizeof(host), "%s", s);
+	}
+	if (port) {
+		char *end;
+
+		p = strtol(port, &end, 10);
+		if (*end || end == port || p < 1 || p > 65535)
+			return -EINVAL;
+	}
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)p);
+		*sl = sizeof(*a4);
+		return 0;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)p);
+		*sl = sizeof(*a6);
+		return 0;
+	}
 	return -EINVAL;
 }
 

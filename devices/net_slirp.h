@@ -19,6 +19,7 @@
 #define MVM_NET_SLIRP_H
 
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,10 @@ struct net_publish {
 /* Parse "[HOST_IP:]HOST_PORT:GUEST_PORT" (TCP). 0 or -EINVAL (message in @err). */
 int net_publish_parse(const char *s, struct net_publish *out, char *err, size_t errlen);
 
+/* --dns-server: "ADDR", "ADDR:PORT" (IPv4), "[ADDR6]:PORT" or "ADDR6"; port 53
+ * by default. 0 or -EINVAL. Pure, like net_publish_parse. */
+int net_dns_server_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sl);
+
 /* Start slirp: 10.0.2.0/24, gateway .2, nameserver .3, guest .15; fec0::/64. */
 int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_slirp_cb *cb,
 		     struct net_slirp **out, char *err, size_t errlen);
@@ -49,6 +54,9 @@ int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_
 int net_slirp_publish(struct net_slirp *s, const struct net_publish *p, char *err, size_t errlen);
 /* A guest frame the filter passed (caller holds the device lock). */
 void net_slirp_input(struct net_slirp *s, const uint8_t *frame, size_t len);
+/* After a batch of net_slirp_input(): re-sync slirp's sockets and timeout
+ * once (a fill per frame cost more than the frames). */
+void net_slirp_flush(struct net_slirp *s);
 void net_slirp_destroy(struct net_slirp *s);
 
 #endif

@@ -26,5 +26,8 @@ int virtio_net_rule(struct vm *vm, const char *verb, const char *rule, char *err
 /* The policy as JSON, {"mode":"allowlist","allow":[...],"deny":[...]}
  * (malloc'd), or NULL without a network device. */
 char *virtio_net_show(struct vm *vm);
+/* Dry run of @dest (net_policy_check: 1 allowed, 0 denied, -errno; @why says
+ * why), including the running pins. */
+int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen);
 
 #endif

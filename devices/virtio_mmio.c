@@ -116,6 +116,7 @@ static void queue_ready(struct virtio_dev *d, struct virtqueue *vq, uint32_t v)
 	}
 	if (vq->ready)
 		return;		/* already live: keep its indices */
+	vq->event_idx = virtio_has_feature(d, VIRTIO_F_EVENT_IDX);
 	if (vq->size > d->ops->queue_max || vq_activate(vq, &d->vm->mem)) {
 		log_warn("%s: driver set up an invalid queue", d->ops->name);
 		d->status |= STATUS_NEEDS_RESET;

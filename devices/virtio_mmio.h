@@ -14,6 +14,7 @@
 
 #define VIRTIO_MAX_QUEUES 8
 #define VIRTIO_F_VERSION_1 32
+#define VIRTIO_F_EVENT_IDX 29	/* VIRTIO_RING_F_EVENT_IDX: used_event / avail_event (§2.7.7) */
 
 #define VIRTIO_ID_NET     1
 #define VIRTIO_ID_BLOCK   2

@@ -93,32 +93,33 @@ static uint64_t mono_ms(void)
 
 /* ---- RX: frames for the guest ---- */
 
-static void rx_flush(struct vnet *n)
+/* One frame into the guest's next RX buffer; false when it has posted none. */
+static bool rx_put(struct vnet *n, const uint8_t *frame, size_t len)
 {
 	struct virtqueue *vq = &n->d->vq[NET_RX];
-	int pushed = 0;
+	uint8_t hdr[NET_HDR_LEN] = { 0 };
 
-	while (n->rx_count && vq->ready && !vq->broken) {
-		unsigned len = n->rx_len[n->rx_head];
-		uint8_t hdr[NET_HDR_LEN] = { 0 };
+	if (!vq->ready || vq->broken || vq_pop(vq, &n->chain) != 1)
+		return false;
+	if (n->chain.writable >= NET_HDR_LEN + len) {
+		hdr[10] = 1; /* num_buffers, little-endian */
+		vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
+		vq_chain_write(&n->chain, NET_HDR_LEN, frame, len);
+		vq_push(vq, n->chain.head, (uint32_t)(NET_HDR_LEN + len));
+	} else {
+		n->rx_dropped++; /* buffer too small: the guest's loss */
+		vq_push(vq, n->chain.head, 0);
+	}
+	n->rx_irq = true;
+	return true;
+}
 
-		if (vq_pop(vq, &n->chain) != 1)
-			break;
-		if (n->chain.writable >= NET_HDR_LEN + len) {
-			hdr[10] = 1; /* num_buffers, little-endian */
-			vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
-			vq_chain_write(&n->chain, NET_HDR_LEN, n->rx[n->rx_head], len);
-			vq_push(vq, n->chain.head, NET_HDR_LEN + len);
-		} else {
-			n->rx_dropped++; /* buffer too small: the guest's loss */
-			vq_push(vq, n->chain.head, 0);
-		}
-		pushed++;
+static void rx_flush(struct vnet *n)
+{
+	while (n->rx_count && rx_put(n, n->rx[n->rx_head], n->rx_len[n->rx_head])) {
 		n->rx_head = (n->rx_head + 1) % RX_SLOTS;
 		n->rx_count--;
 	}
-	if (pushed)
-		n->rx_irq = true;
 }
 
 /* End of a round (a kick, a slirp poll, a DNS reply): one interrupt. */
@@ -134,7 +135,16 @@ static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 {
 	unsigned slot;
 
-	if (len > RX_SLOT_LEN || n->rx_count == RX_SLOTS || !n->d->vq[NET_RX].ready) {
+	if (len > RX_SLOT_LEN || !n->d->vq[NET_RX].ready) {
+		n->rx_dropped++;
+		return;
+	}
+	if (n->rx_count)
+		rx_flush(n);
+	/* Straight into a guest buffer when nothing waits: one copy, not two. */
+	if (!n->rx_count && rx_put(n, frame, len))
+		return;
+	if (n->rx_count == RX_SLOTS) {
 		n->rx_dropped++;
 		return;
 	}
@@ -142,7 +152,6 @@ static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 	memcpy(n->rx[slot], frame, len);
 	n->rx_len[slot] = (uint16_t)len;
 	n->rx_count++;
-	rx_flush(n);
 }
 
 static void from_slirp(void *opaque, const uint8_t *frame, size_t len)
@@ -259,54 +268,6 @@ static void on_tick(void *opaque, uint32_t events)
 	pthread_mutex_unlock(&n->d->lock);
 }
 
-/* "ADDR", "ADDR:PORT" (IPv4), "[ADDR]:PORT" or "ADDR" (IPv6). */
-static int parse_server(const char *s, struct sockaddr_storage *ss, socklen_t *sl)
-{
-	char host[64];
-	const char *port = NULL;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	long p = 53;
-
-	memset(ss, 0, sizeof(*ss));
-	if (s[0] == '[') {
-		const char *e = strchr(s, ']');
-
-		if (!e || (size_t)(e - s - 1) >= sizeof(host))
-			return -EINVAL;
-		snprintf(host, sizeof(host), "%.*s", (int)(e - s - 1), s + 1);
-		if (e[1] == ':')
-			port = e + 2;
-		else if (e[1])
-			return -EINVAL;
-	} else if (strchr(s, ':') && strchr(s, ':') == strrchr(s, ':')) {
-		snprintf(host, sizeof(host), "%.*s", (int)(strchr(s, ':') - s), s);
-		port = strchr(s, ':') + 1;
-	} else {
-		snprintf(host, sizeof(host), "%s", s);
-	}
-	if (port) {
-		char *end;
-
-		p = strtol(port, &end, 10);
-		if (*end || end == port || p < 1 || p > 65535)
-			return -EINVAL;
-	}
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1) {
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)p);
-		*sl = sizeof(*a4);
-		return 0;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1) {
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t)p);
-		*sl = sizeof(*a6);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static int host_nameserver(char *out, size_t cap)
 {
 	char line[256], addr[128];
@@ -335,7 +296,7 @@ static int resolver_open(struct vnet *n, const char *server, char *err, size_t e
 	} else {
 		snprintf(n->dns_name, sizeof(n->dns_name), "%s", server);
 	}
-	if (parse_server(server, &n->dns_addr, &n->dns_addrlen)) {
+	if (net_dns_server_parse(server, &n->dns_addr, &n->dns_addrlen)) {
 		snprintf(err, errlen, "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
 			 server);
 		return -EINVAL;
@@ -409,6 +370,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 		done++;
 		handle_frame(n, n->tx + NET_HDR_LEN, (size_t)len - NET_HDR_LEN);
 	}
+	net_slirp_flush(n->slirp);
 	if (vq->broken)
 		log_warn("virtio-net: guest sent a malformed chain; queue stopped");
 	if (done)
@@ -476,7 +438,7 @@ static void net_destroy(struct virtio_dev *d)
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
-	.features = 1ULL << VIRTIO_NET_F_MAC,
+	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_F_EVENT_IDX,
 	.num_queues = 2,
 	.queue_max = NET_QUEUE_SIZE,
 	.config_size = 6,
@@ -585,39 +547,30 @@ int virtio_net_rule(struct vm *vm, const char *verb, const char *rule, char *err
 	return ret;
 }
 
+int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen)
+{
+	struct vnet *n = vm->net;
+	int ret;
+
+	if (!n || !n->d) {
+		snprintf(why, whylen, "this VM has no network device");
+		return -ENODEV;
+	}
+	pthread_mutex_lock(&n->d->lock);
+	ret = net_policy_check(&n->pol, dest, why, whylen);
+	pthread_mutex_unlock(&n->d->lock);
+	return ret;
+}
+
 char *virtio_net_show(struct vm *vm)
 {
 	struct vnet *n = vm->net;
-	size_t cap, len = 0;
 	char *out;
 
 	if (!n || !n->d)
 		return NULL;
 	pthread_mutex_lock(&n->d->lock);
-	cap = 64 + n->pol.rules.n * (NET_RULE_TEXT_MAX + 4);
-	out = malloc(cap);
-	if (out) {
-		/* Rule texts passed net_rule_parse: no quotes or backslashes. */
-		len += (size_t)snprintf(out + len, cap - len, "{\"mode\":\"%s\"",
-					net_mode_name(n->pol.rules.mode));
-		for (int act = NET_ALLOW; act <= NET_DENY; act++) {
-			bool first = true;
-
-			len += (size_t)snprintf(out + len, cap - len, ",\"%s\":[",
-						act == NET_ALLOW ? "allow" : "deny");
-			for (size_t i = 0; i < n->pol.rules.n; i++) {
-				const struct net_rule *r = &n->pol.rules.v[i];
-
-				if ((int)r->action != act)
-					continue;
-				len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"",
-							first ? "" : ",", r->text);
-				first = false;
-			}
-			len += (size_t)snprintf(out + len, cap - len, "]");
-		}
-		snprintf(out + len, cap - len, "}");
-	}
+	out = net_rules_to_json(&n->pol.rules);
 	pthread_mutex_unlock(&n->d->lock);
 	return out;
 }
@@ -652,7 +605,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 		return ret; /* net_destroy freed n */
 	n->d = d;
 	cb.opaque = n;
-	n->loopback_on = loopback_allowed(&n->pol);
+	n->loopback_on = c->runtime_rules || loopback_allowed(&n->pol);
 	ret = net_slirp_create(&vm->loop, n->loopback_on, &cb, &n->slirp, err, errlen);
 	if (!ret)
 		vm->net = n;

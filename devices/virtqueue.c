@@ -16,8 +16,16 @@ struct vring_desc {
 	uint16_t next;
 };
 
-static uint64_t avail_bytes(uint16_t n) { return 6 + 2ULL * n; }
-static uint64_t used_bytes(uint16_t n) { return 6 + 8ULL * n; }
+/* With event_idx each ring ends in one more u16: used_event / avail_event. */
+static uint64_t avail_bytes(const struct virtqueue *vq)
+{
+	return 6 + 2ULL * vq->size + (vq->event_idx ? 2 : 0);
+}
+
+static uint64_t used_bytes(const struct virtqueue *vq)
+{
+	return 6 + 8ULL * vq->size + (vq->event_idx ? 2 : 0);
+}
 
 int vq_activate(struct virtqueue *vq, struct guest_mem *mem)
 {
@@ -30,12 +38,13 @@ int vq_activate(struct virtqueue *vq, struct guest_mem *mem)
 	if ((vq->desc_gpa & 15) || (vq->avail_gpa & 1) || (vq->used_gpa & 3))
 		return -EINVAL;
 	if (!gm_ptr(mem, vq->desc_gpa, 16ULL * n) ||
-	    !gm_ptr(mem, vq->avail_gpa, avail_bytes(n)) ||
-	    !gm_ptr(mem, vq->used_gpa, used_bytes(n)))
+	    !gm_ptr(mem, vq->avail_gpa, avail_bytes(vq)) ||
+	    !gm_ptr(mem, vq->used_gpa, used_bytes(vq)))
 		return -EINVAL;
 	vq->ready = true;
 	vq->broken = false;
 	vq->last_avail = vq->used_idx = 0;
+	vq->signalled_valid = false;
 	return 0;
 }
 
@@ -50,6 +59,12 @@ static uint16_t load16(const void *p)
 
 	memcpy(&v, p, 2);
 	return v;
+}
+
+/* The used ring is 4-aligned (checked at activation): this u16 is aligned. */
+static void store16(uint8_t *p, uint16_t v)
+{
+	__atomic_store_n((uint16_t *)p, v, __ATOMIC_RELEASE);
 }
 
 static int broken(struct virtqueue *vq)
@@ -106,10 +121,21 @@ int vq_pop(struct virtqueue *vq, struct vq_chain *c)
 
 	if (!vq->ready || vq->broken)
 		return 0;
-	avail = gm_ptr(vq->mem, vq->avail_gpa, avail_bytes(vq->size));
+	avail = gm_ptr(vq->mem, vq->avail_gpa, avail_bytes(vq));
 	if (!avail)
 		return broken(vq);
 	idx = __atomic_load_n((const uint16_t *)(avail + 2), __ATOMIC_ACQUIRE);
+	if (idx == vq->last_avail && vq->event_idx) {
+		/* Empty: ask for a notification for the next buffer, then look
+		 * again, or one added meanwhile would wait for the next kick. */
+		uint8_t *used = gm_ptr_w(vq->mem, vq->used_gpa, used_bytes(vq));
+
+		if (!used)
+			return broken(vq);
+		store16(used + 4 + 8ULL * vq->size, idx);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		idx = __atomic_load_n((const uint16_t *)(avail + 2), __ATOMIC_ACQUIRE);
+	}
 	if (idx == vq->last_avail)
 		return 0;
 	/* The driver can be at most a full ring ahead of us. */
@@ -124,7 +150,7 @@ int vq_pop(struct virtqueue *vq, struct vq_chain *c)
 
 void vq_push(struct virtqueue *vq, uint16_t head, uint32_t written)
 {
-	uint8_t *used = gm_ptr_w(vq->mem, vq->used_gpa, used_bytes(vq->size));
+	uint8_t *used = gm_ptr_w(vq->mem, vq->used_gpa, used_bytes(vq));
 	uint32_t elem[2] = { head, written };
 
 	if (!used)
@@ -135,12 +161,23 @@ void vq_push(struct virtqueue *vq, uint16_t head, uint32_t written)
 	__atomic_store_n((uint16_t *)(used + 2), vq->used_idx, __ATOMIC_RELEASE);
 }
 
-bool vq_needs_interrupt(const struct virtqueue *vq)
+bool vq_needs_interrupt(struct virtqueue *vq)
 {
-	const uint8_t *avail = gm_ptr(vq->mem, vq->avail_gpa, 2);
+	const uint8_t *avail = gm_ptr(vq->mem, vq->avail_gpa, avail_bytes(vq));
+	uint16_t old = vq->signalled_used, now = vq->used_idx, event;
+	bool valid = vq->signalled_valid;
 
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	return !avail || !(load16(avail) & VRING_AVAIL_F_NO_INTERRUPT);
+	if (!avail)
+		return true;
+	if (!vq->event_idx)
+		return !(load16(avail) & VRING_AVAIL_F_NO_INTERRUPT);
+	/* §2.7.10: interrupt if used_event lies in (old, now], i.e. the driver
+	 * asked to hear about an entry we published since the last interrupt. */
+	event = load16(avail + 4 + 2ULL * vq->size);
+	vq->signalled_used = now;
+	vq->signalled_valid = true;
+	return !valid || (uint16_t)(now - event - 1) < (uint16_t)(now - old);
 }
 
 uint64_t vq_chain_read(const struct vq_chain *c, uint64_t off, void *dst, uint64_t len)

@@ -35,6 +35,11 @@ struct virtqueue {
 	uint64_t desc_gpa, avail_gpa, used_gpa;
 	uint16_t last_avail;	/* next avail entry to pop */
 	uint16_t used_idx;	/* next used entry to fill */
+	/* VIRTIO_F_EVENT_IDX (§2.7.7, §2.7.10): set by the transport before
+	 * vq_activate when the driver accepted it. */
+	bool event_idx;
+	bool signalled_valid;
+	uint16_t signalled_used;	/* used_idx when we last interrupted */
 };
 
 /*
@@ -47,12 +52,15 @@ void vq_reset(struct virtqueue *vq);
 /*
  * Pop the next available chain. 1: @c filled; 0: queue empty;
  * -EINVAL: malformed chain or ring (the queue is marked broken).
+ * With event_idx, finding the queue empty asks the driver to notify for the
+ * next buffer (avail_event); while buffers remain it need not notify at all.
  */
 int vq_pop(struct virtqueue *vq, struct vq_chain *c);
 /* Return a chain to the driver with @written bytes written into it. */
 void vq_push(struct virtqueue *vq, uint16_t head, uint32_t written);
-/* Whether the driver wants an interrupt now (VRING_AVAIL_F_NO_INTERRUPT). */
-bool vq_needs_interrupt(const struct virtqueue *vq);
+/* Whether the driver wants an interrupt now (VRING_AVAIL_F_NO_INTERRUPT, or
+ * with event_idx its used_event); call only when about to interrupt. */
+bool vq_needs_interrupt(struct virtqueue *vq);
 
 /* Copy across the readable / writable parts of a chain, starting at @off. */
 uint64_t vq_chain_read(const struct vq_chain *c, uint64_t off, void *dst, uint64_t len);

@@ -8,11 +8,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices/net_slirp.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cp.h"
+#include "tools/image_overlay.h"
+#include "tools/net_opts.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_disk.h"
+#include "tools/sandbox_policy.h"
 
 #define MAX_COPIES 64
 
@@ -20,16 +24,20 @@ static const char create_usage[] =
 	"usage: mvm create NAME [OPTIONS]\n"
 	"Create the sandbox NAME and boot it; it runs until 'mvm stop NAME'.\n"
 	"\n"
-	"  --image IMG            root disk: a raw ext4 image (a path, or a name under\n"
-	"                         ${XDG_DATA_HOME:-~/.local/share}/mvm/images/); the\n"
-	"                         sandbox gets its own copy. Default: the built-in\n"
-	"                         initramfs with a data disk at /data\n"
+	"  --image IMG            root disk: a raw ext4 image (a path, or a name from\n"
+	"                         'mvm image build'), shared read-only; the sandbox\n"
+	"                         writes to its own qcow2 overlay (kept across\n"
+	"                         stop/start). Default: the built-in initramfs with\n"
+	"                         a data disk at /data\n"
 	"  --cpus N               vCPUs (default 1)\n"
 	"  --memory SIZE          guest RAM (default 512M)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
 	"  --copy HOST:GUEST      copy a host file or tree in after boot; repeatable\n"
 	"  --env K=V              environment for every exec; repeatable\n"
+	"Network (deny by default; 'mvm net' changes the rules of a running sandbox,\n"
+	"and they are kept across stop/start):\n"
+	NET_OPTS_HELP
 	"  -h, --help             this text\n"
 	"\n"
 	"State lives in ${MVM_STATE_DIR:-${XDG_STATE_HOME:-~/.local/state}/mvm}/NAME/.\n"
@@ -40,6 +48,7 @@ enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV };
 
 struct create_opts {
 	struct sb_config c;
+	struct vm_net net;
 	const char *image;
 	char *copies[MAX_COPIES];
 	int ncopies;
@@ -75,51 +84,73 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 			break;
 		o->c.env[o->c.nenv++] = strdup(arg);
 		return 0;
+	default:
+		switch (net_opt_parse(&o->net, "create", ch, arg)) {
+		case 0: return 0;
+		case -1: return -1;
+		}
 	}
 	cli_err("create", "bad option or value '%s' (see mvm create --help)", arg ? arg : "");
 	return -1;
 }
 
-static int mkdirs(const char *name, char *dir, size_t cap)
-{
-	char root[PATH_MAX], cmd[PATH_MAX];
-
-	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
-		return -ENAMETOOLONG;
-	/* mkdir -p of the root, private to the user. */
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
-		snprintf(cmd, sizeof(cmd), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
-		if (mkdir(cmd, 0700) && errno != EEXIST)
-			return -errno;
-		if (!p)
-			break;
-	}
-	return mkdir(dir, 0700) ? -errno : 0;
-}
-
 static int make_disk(struct create_opts *o, const char *dir)
 {
-	char src[PATH_MAX], dst[PATH_MAX + 16], err[512] = "";
+	char dst[PATH_MAX + 16], err[PATH_MAX + 128] = "";
+	struct image_base base;
 	int ret;
 
-	snprintf(o->c.disk, sizeof(o->c.disk), "%s", o->image ? "rootfs.img" : "data.img");
+	snprintf(o->c.disk, sizeof(o->c.disk), "%s", o->image ? "root.qcow2" : "data.img");
+	snprintf(o->c.disk_format, sizeof(o->c.disk_format), "%s",
+		 o->image ? IMAGE_OVERLAY_FORMAT : "raw");
 	snprintf(dst, sizeof(dst), "%s/%s", dir, o->c.disk);
 	if (o->image) {
-		ret = sb_image_resolve(o->image, src, sizeof(src));
-		if (ret) {
-			cli_err("create", "no image '%s' (a path, or a name in the images directory)", o->image);
-			return ret;
+		/* The shared base is never written: the overlay takes every write. */
+		ret = image_base_resolve(o->image, &base, err, sizeof(err));
+		if (!ret) {
+			snprintf(o->c.image, sizeof(o->c.image), "%s", base.path);
+			o->c.root_on_disk = true;
+			ret = image_overlay_create(dst, &base, err, sizeof(err));
 		}
-		if (!realpath(src, o->c.image))
-			snprintf(o->c.image, sizeof(o->c.image), "%s", src);
-		o->c.root_on_disk = true;
-		ret = sb_disk_copy(src, dst, err, sizeof(err));
 	} else {
 		ret = sb_disk_create(dst, o->c.disk_size, err, sizeof(err));
 	}
 	if (ret)
 		cli_err("create", "%s", err);
 	return ret;
+}
+
+/* Network options into the config (and policy.json once the directory exists). */
+static int check_net(struct create_opts *o)
+{
+	char err[512];
+	struct net_publish p;
+
+	o->c.net_off = !o->net.enabled;
+	if (o->net.dns_server) {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+
+		if (strlen(o->net.dns_server) >= sizeof(o->c.dns_server) ||
+		    net_dns_server_parse(o->net.dns_server, &ss, &sl)) {
+			cli_err("create", "--dns-server %s: expected ADDR, ADDR:PORT or [ADDR6]:PORT",
+				o->net.dns_server);
+			return -1;
+		}
+		snprintf(o->c.dns_server, sizeof(o->c.dns_server), "%s", o->net.dns_server);
+	}
+	for (int i = 0; i < o->net.nr_publish; i++) {
+		if (net_publish_parse(o->net.publish[i], &p, err, sizeof(err))) {
+			cli_err("create", "%s", err);
+			return -1;
+		}
+		o->c.publish[o->c.npublish++] = strdup(o->net.publish[i]);
+	}
+	if (o->net.enabled && sb_policy_validate(&o->net, err, sizeof(err))) {
+		cli_err("create", "%s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int copy_in(struct create_opts *o)
@@ -140,7 +171,7 @@ static int create(struct create_opts *o)
 	struct timespec t;
 	int ret;
 
-	ret = mkdirs(o->c.name, dir, sizeof(dir));
+	ret = sb_mkdir(o->c.name, dir, sizeof(dir));
 	if (ret) {
 		cli_err("create", ret == -EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", o->c.name);
@@ -149,11 +180,18 @@ static int create(struct create_opts *o)
 	clock_gettime(CLOCK_REALTIME, &t);
 	o->c.created = (double)t.tv_sec;
 	o->c.cid = 3;
-	if (make_disk(o, dir) || sb_config_save(&o->c)) {
-		char cmd[PATH_MAX + 16];
+	if (make_disk(o, dir) || sb_config_save(&o->c) ||
+	    (o->net.enabled && sb_policy_create(o->c.name, &o->net, err, sizeof(err)))) {
+		char p[PATH_MAX + 16];
 
-		snprintf(cmd, sizeof(cmd), "%s/%s", dir, o->c.disk);
-		unlink(cmd);
+		if (err[0])
+			cli_err("create", "%s", err);
+		for (const char *f = "config.json\0" SB_POLICY_FILE "\0"; *f; f += strlen(f) + 1) {
+			snprintf(p, sizeof(p), "%s/%s", dir, f);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, o->c.disk);
+		unlink(p);
 		rmdir(dir);
 		return MVM_EXIT_ERROR;
 	}
@@ -177,7 +215,8 @@ int cmd_create(int argc, char **argv)
 		{ "memory", required_argument, NULL, O_MEMORY },
 		{ "disk-size", required_argument, NULL, O_DISK_SIZE },
 		{ "kernel", required_argument, NULL, O_KERNEL }, { "copy", required_argument, NULL, O_COPY },
-		{ "env", required_argument, NULL, O_ENV }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "env", required_argument, NULL, O_ENV }, NET_OPTS_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	struct create_opts *o = calloc(1, sizeof(*o));
 	const char *name = NULL;
@@ -188,6 +227,7 @@ int cmd_create(int argc, char **argv)
 	o->c.cpus = 1;
 	o->c.mem = 512ull << 20;
 	o->c.disk_size = 1ull << 30;
+	o->net.enabled = true;	/* deny by default; --net none: no device */
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "-h", opts, NULL)) != -1) {
@@ -212,6 +252,8 @@ int cmd_create(int argc, char **argv)
 		goto out;
 	}
 	snprintf(o->c.name, sizeof(o->c.name), "%s", name);
+	if (check_net(o))
+		goto out;
 	ret = create(o);
 out:
 	sb_config_free(&o->c);

@@ -1,4 +1,5 @@
-/* `mvm events NAME [--json]`: the sandbox's lifecycle events (events.jsonl). */
+/* `mvm events NAME [--json]`: the sandbox's lifecycle events and network
+ * denials (events.jsonl). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,8 @@ static void print_human(const char *line)
 	if (cJSON_IsNumber(t)) {
 		secs = (time_t)t->valuedouble;
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&secs));
+	} else if (cJSON_IsString(t)) {
+		snprintf(when, sizeof(when), "%s", t->valuestring);	/* net-deny: ISO 8601 */
 	}
 	printf("%s %-8s", when, cJSON_IsString(ty) ? ty->valuestring : "?");
 	cJSON_ArrayForEach(it, j) {
@@ -48,7 +51,9 @@ int cmd_events(int argc, char **argv)
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs("usage: mvm events NAME [--json]\n"
 			      "Print the sandbox's lifecycle events (created, started, stopped with\n"
-			      "its outcome, killed); --json prints one JSON object per line.\n", stdout);
+			      "its outcome, killed) and its denied network attempts (net-deny:\n"
+			      "protocol, destination, port, queried name, reason; rate-limited);\n"
+			      "--json prints one JSON object per line.\n", stdout);
 			return 0;
 		} else if (!name) {
 			name = argv[i];

@@ -1,5 +1,4 @@
 /* `mvm rm [-f] NAME`: delete a sandbox and all its state. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,25 +8,6 @@
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/sandbox.h"
-
-/* The state directory is flat (files and sockets only): no recursion needed. */
-static int remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int ret = 0;
-
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0))
-			ret = -errno;
-	}
-	closedir(d);
-	return rmdir(dir) ? -errno : ret;
-}
 
 int cmd_rm(int argc, char **argv)
 {
@@ -68,7 +48,7 @@ int cmd_rm(int argc, char **argv)
 			return MVM_EXIT_ERROR;
 		}
 	}
-	if (remove_dir(dir)) {
+	if (sb_remove_state(name)) {
 		cli_err("rm", "could not remove all of %s", dir);
 		return MVM_EXIT_ERROR;
 	}

@@ -2,24 +2,25 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "images/qcow2.h"
 #include "tools/cli.h"
 #include "tools/cmd_run.h"
-#include "tools/image_store.h"
+#include "tools/image_overlay.h"
+#include "tools/net_opts.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
 
 
 static const char run_usage[] =
 	"usage: mvm run [OPTIONS] -- CMD [ARGS...]\n"
-	"Boot a fresh microVM, run CMD inside, print its output, exit with its status.\n"
+	"Run CMD in a fresh, throw-away sandbox: create + exec + rm in one step. The\n"
+	"sandbox (run-PID) is listed by 'mvm ls' and reachable by 'mvm exec' and\n"
+	"'mvm net' while CMD runs, and is removed when it ends.\n"
 	"\n"
 	"  --kernel PATH       guest kernel: vmlinux (PVH) or bzImage (default: make guest's)\n"
 	"  --initrd PATH       initramfs to boot (default: make guest's)\n"
@@ -30,6 +31,8 @@ static const char run_usage[] =
 	"  --disk PATH[:FLAGS]   attach a disk (vda, vdb, ... in order); repeatable.\n"
 	"                      FLAGS: ro (read-only), raw (default) or qcow2 — the\n"
 	"                      format is stated, never guessed from the file\n"
+	"  --disk-size SIZE    an empty ext4 disk of SIZE mounted at /data (the last vdX)\n"
+	"  --copy HOST:GUEST   copy a host file or tree in before CMD runs; repeatable\n"
 	"  --cpus N            vCPUs (default 1)\n"
 	"  --memory SIZE       guest RAM, e.g. 512M, 2G (default 256M)\n"
 	"  -e, --env K=V       environment variable for CMD; repeatable\n"
@@ -37,14 +40,7 @@ static const char run_usage[] =
 	"  --cmdline ARGS      extra kernel command-line arguments\n"
 	"  --console           copy the guest kernel console to stderr\n"
 	"  --timing            print VMM start, guest init and command exit times\n"
-	"  --net MODE          allowlist (default: only --allow rules), open, or none (no\n"
-	"                      network device at all); see docs/network-policy.md\n"
-	"  --allow RULE        allow HOST[:PORTS][/tcp|/udp] (name, *.name, IP[/LEN],\n"
-	"                      [IPv6], host-loopback); repeatable\n"
-	"  --policy FILE       JSON network policy\n"
-	"  --dns-server ADDR   upstream DNS for allowed names (default: the host's)\n"
-	"  --publish [IP:]HOST_PORT:GUEST_PORT  forward a host TCP port (default IP\n"
-	"                      127.0.0.1) to the guest; repeatable\n"
+	NET_OPTS_HELP
 	"  --events FILE       append denied network attempts as JSON lines\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -53,8 +49,7 @@ static const char run_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
        OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
-       OPT_NET, OPT_ALLOW, OPT_POLICY, OPT_DNS_SERVER, OPT_PUBLISH, OPT_EVENTS,
-       OPT_IMAGE };
+       OPT_IMAGE, OPT_DISK_SIZE, OPT_COPY };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -62,6 +57,8 @@ static const struct option run_longopts[] = {
 	{ "rootfs", required_argument, NULL, OPT_ROOTFS },
 	{ "image", required_argument, NULL, OPT_IMAGE },
 	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "disk-size", required_argument, NULL, OPT_DISK_SIZE },
+	{ "copy", required_argument, NULL, OPT_COPY },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "env", required_argument, NULL, 'e' },
@@ -69,12 +66,8 @@ static const struct option run_longopts[] = {
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 	{ "console", no_argument, NULL, OPT_CONSOLE },
 	{ "timing", no_argument, NULL, OPT_TIMING },
-	{ "net", required_argument, NULL, OPT_NET },
-	{ "allow", required_argument, NULL, OPT_ALLOW },
-	{ "policy", required_argument, NULL, OPT_POLICY },
-	{ "dns-server", required_argument, NULL, OPT_DNS_SERVER },
-	{ "publish", required_argument, NULL, OPT_PUBLISH },
-	{ "events", required_argument, NULL, OPT_EVENTS },
+	NET_OPTS_LONGOPTS,
+	{ "events", required_argument, NULL, NET_OPT_EVENTS },
 	/* Benchmark and debugging aids, deliberately not in --help. */
 	{ "exit-at-init", no_argument, NULL, OPT_EXIT_AT_INIT },
 	{ "save-initrd", required_argument, NULL, OPT_SAVE_INITRD },
@@ -113,38 +106,6 @@ static int add_disk(struct vm_config *cfg, char *arg, bool root)
 	return 0;
 }
 
-static int parse_net(struct vm_net *n, int c, char *arg)
-{
-	switch (c) {
-	case OPT_NET:
-		if (strcmp(arg, "none") && strcmp(arg, "allowlist") && strcmp(arg, "open")) {
-			cli_err("run", "--net: expected none, allowlist or open, got '%s'", arg);
-			return -1;
-		}
-		n->enabled = strcmp(arg, "none") != 0;
-		n->mode = arg;
-		return 0;
-	case OPT_ALLOW:
-		if (n->nr_allow == VM_MAX_NET_RULES) {
-			cli_err("run", "at most %d --allow rules (use --policy FILE)", VM_MAX_NET_RULES);
-			return -1;
-		}
-		n->allow[n->nr_allow++] = arg;
-		return 0;
-	case OPT_POLICY: n->policy_path = arg; return 0;
-	case OPT_DNS_SERVER: n->dns_server = arg; return 0;
-	case OPT_PUBLISH:
-		if (n->nr_publish == VM_MAX_PUBLISH) {
-			cli_err("run", "at most %d --publish", VM_MAX_PUBLISH);
-			return -1;
-		}
-		n->publish[n->nr_publish++] = arg;
-		return 0;
-	case OPT_EVENTS: n->events_path = arg; return 0;
-	}
-	return -1;
-}
-
 static int parse_value(struct run_opts *o, int c, char *arg)
 {
 	long n;
@@ -155,6 +116,19 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_ROOTFS: return add_disk(&o->cfg, arg, true);
 	case OPT_DISK: return add_disk(&o->cfg, arg, false);
 	case OPT_IMAGE: o->image = arg; return 0;
+	case OPT_DISK_SIZE:
+		if (cli_parse_size(arg, &o->disk_size) || o->disk_size < (16ull << 20)) {
+			cli_err("run", "--disk-size: '%s' is not a size of at least 16M", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_COPY:
+		if (!strchr(arg, ':') || o->ncopies == RUN_MAX_COPIES) {
+			cli_err("run", "--copy: expected HOST_PATH:GUEST_PATH, got '%s'", arg);
+			return -1;
+		}
+		o->copies[o->ncopies++] = arg;
+		return 0;
 	case OPT_CPUS:
 		if (cli_parse_int(arg, 1, VM_MAX_CPUS, &n)) {
 			cli_err("run", "--cpus: '%s' is not a number from 1 to %d", arg, VM_MAX_CPUS);
@@ -182,7 +156,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_EXIT_AT_INIT: o->cfg.exit_at_init = true; return 0;
 	case OPT_SAVE_INITRD: o->save_initrd = arg; return 0;
 	}
-	return parse_net(&o->cfg.net, c, arg);
+	return net_opt_parse(&o->cfg.net, "run", c, arg) ? -1 : 0;
 }
 
 static int find_defaults(struct run_opts *o)
@@ -249,56 +223,38 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 }
 
 /*
- * --image: resolve NAME (tools/image_store.c), then boot it through a qcow2
- * overlay in a private temp dir. The overlay is opened as qcow2 and its base
- * with the stated format raw, confined to the base's own directory; the base
- * is only ever opened read-only.
+ * --image: the base through a qcow2 overlay (tools/image_overlay.c, shared
+ * with `mvm create --image`), made in @dir, or in a private temp dir that
+ * drop_overlay() removes when @dir is NULL.
  */
-static int prepare_image(struct run_opts *o)
+int run_attach_image(struct run_opts *o, const char *dir)
 {
-	char found[PATH_MAX], magic[4], *dir;
 	const char *tmp = getenv("TMPDIR");
-	int fd, err;
+	char err[PATH_MAX + 128];
 
-	if (image_store_resolve(o->image, found, sizeof(found))) {
-		cli_err("run", "--image: no image '%s' (build one: mvm image build %s; or give a path)",
-			o->image, o->image);
+	if (image_base_resolve(o->image, &o->base, err, sizeof(err))) {
+		cli_err("run", "--image: %s", err);
 		return -1;
 	}
-	if (!realpath(found, o->image_path)) {
-		cli_err("run", "--image: %s: %s", found, strerror(errno));
+	if (!dir) {
+		snprintf(o->overlay_dir, sizeof(o->overlay_dir), "%s/mvm-run.XXXXXX",
+			 tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(o->overlay_dir)) {
+			cli_err("run", "--image: temp dir %s: %s", o->overlay_dir, strerror(errno));
+			o->overlay_dir[0] = 0;
+			return -1;
+		}
+	}
+	snprintf(o->overlay_arg, sizeof(o->overlay_arg), "%s/root.qcow2", dir ? dir : o->overlay_dir);
+	if (image_overlay_create(o->overlay_arg, &o->base, err, sizeof(err))) {
+		cli_err("run", "--image: %s", err);
 		return -1;
 	}
-	fd = open(o->image_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || pread(fd, magic, 4, 0) != 4 || !memcmp(magic, "QFI\xfb", 4)) {
-		cli_err("run", "--image: %s: %s", o->image_path,
-			fd < 0 ? strerror(errno) : "not a raw ext4 image");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	close(fd);
-	snprintf(o->image_dir, sizeof(o->image_dir), "%s", o->image_path);
-	dir = dirname(o->image_dir);
-	memmove(o->image_dir, dir, strlen(dir) + 1);
-	snprintf(o->overlay_dir, sizeof(o->overlay_dir), "%s/mvm-run.XXXXXX",
-		 tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(o->overlay_dir)) {
-		cli_err("run", "--image: temp dir %s: %s", o->overlay_dir, strerror(errno));
-		o->overlay_dir[0] = 0;
-		return -1;
-	}
-	snprintf(o->overlay_arg, sizeof(o->overlay_arg), "%s/root.qcow2", o->overlay_dir);
-	err = qcow2_create_overlay(o->overlay_arg, o->image_path, "raw", 0, 16);
-	if (err) {
-		cli_err("run", "--image: overlay on %s: %s", o->image_path, strerror(-err));
-		return -1;
-	}
-	strcat(o->overlay_arg, ":qcow2");	/* add_disk strips the flag again */
+	strcat(o->overlay_arg, ":" IMAGE_OVERLAY_FORMAT);	/* add_disk strips the flag again */
 	if (add_disk(&o->cfg, o->overlay_arg, true))
 		return -1;
-	o->cfg.disks[0].backing_root = o->image_dir;
-	o->cfg.disks[0].backing_format = "raw";
+	o->cfg.disks[0].backing_root = o->base.dir;
+	o->cfg.disks[0].backing_format = IMAGE_BASE_FORMAT;
 	return 0;
 }
 
@@ -315,7 +271,7 @@ static void drop_overlay(struct run_opts *o)
 	o->overlay_dir[0] = 0;
 }
 
-static long rss_kib(void)
+long run_peak_rss_kib(void)
 {
 	char line[256];
 	long kib = -1;
@@ -331,7 +287,7 @@ static long rss_kib(void)
 
 static void print_timing(const struct vm *vm, const struct vm_result *r)
 {
-	long rss = rss_kib();
+	long rss = run_peak_rss_kib();
 	uint64_t guest = vm_guest_resident_kib(vm);
 
 	fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs "
@@ -358,7 +314,7 @@ static int save_initrd(const struct run_opts *o)
 	return ret ? MVM_EXIT_ERROR : 0;
 }
 
-static int exit_status(const struct vm_result *r)
+int run_exit_status(const struct vm_result *r)
 {
 	switch (r->outcome) {
 	case VM_EXITED:
@@ -391,7 +347,13 @@ int cmd_run(int argc, char **argv)
 	ret = MVM_EXIT_ERROR;
 	if (find_defaults(o))
 		goto out;
-	if (o->image && prepare_image(o))
+	/* --exit-at-init (the boot benchmark's boot timer) stops before any
+	 * agent could answer: only that aid and --save-initrd keep the direct path. */
+	if (!o->cfg.exit_at_init && !o->save_initrd) {
+		ret = run_in_sandbox(o);
+		goto out;
+	}
+	if (o->image && run_attach_image(o, NULL))
 		goto out;
 	if (o->save_initrd) {
 		ret = save_initrd(o);
@@ -408,7 +370,7 @@ int cmd_run(int argc, char **argv)
 	vm_run(vm, &res);
 	if (o->timing)
 		print_timing(vm, &res);
-	ret = exit_status(&res);
+	ret = run_exit_status(&res);
 out_vm:
 	vm_destroy(vm);
 out:

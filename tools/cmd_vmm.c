@@ -14,13 +14,16 @@
 
 #include "tools/cli.h"
 #include "tools/sandbox.h"
+#include "tools/image_overlay.h"
 #include "tools/sandbox_api.h"
+#include "tools/sandbox_policy.h"
+#include "tools/sandbox_vmm.h"
 #include "vmm/vm.h"
 
 static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
 static char *const agent_root_argv[] = { "mvm-agent", NULL };
 
-static int write_pid(void)
+int sb_vmm_write_pid(void)
 {
 	char buf[32];
 	int fd = open("pid.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), n;
@@ -37,7 +40,7 @@ static int write_pid(void)
 }
 
 static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
-			char *kernel, char *initrd, char *err, size_t errlen)
+			char *kernel, char *initrd, char *base_dir, char *err, size_t errlen)
 {
 	const char *dir = cli_guest_dir();
 
@@ -57,13 +60,23 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	snprintf(initrd, PATH_MAX, "%s/initramfs.cpio", dir);
 	vc->kernel_path = kernel;
 	vc->initrd_path = initrd;
-	vc->disks[0].path = c->disk;
-	vc->nr_disks = 1;
+	if (c->disk[0]) {
+		vc->disks[0].path = c->disk;
+		vc->disks[0].format = c->disk_format;
+		vc->nr_disks = 1;
+	}
+	if (c->disk[0] && !strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT)) {
+		/* The overlay's backing file must be the base it was made on, raw. */
+		snprintf(base_dir, PATH_MAX, "%s", c->image);
+		*strrchr(base_dir, '/') = 0;
+		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
+		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
+	}
 	vc->root_on_disk = c->root_on_disk;
 	vc->cpus = c->cpus;
 	vc->mem_size = c->mem;
 	/* The sandbox's environment is applied per exec, never to the agent. */
-	vc->argv = c->root_on_disk ? agent_root_argv : agent_data_argv;
+	vc->argv = c->root_on_disk || !c->disk[0] ? agent_root_argv : agent_data_argv;
 	vc->env = NULL;
 	vc->console_fd = log_fd;
 	vc->stdout_fd = log_fd;
@@ -71,9 +84,16 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->want_rng = true;
 	vc->vsock_path = "vsock.sock";
 	vc->vsock_cid = c->cid;
-	/* Deny by default: nothing leaves until `mvm net allow NAME RULE`. */
-	vc->net.enabled = true;
+	/* Deny by default: policy.json holds create's rules and every later
+	 * `mvm net` change; without it, nothing leaves. */
+	vc->net.enabled = !c->net_off;
 	vc->net.events_path = "events.jsonl";
+	vc->net.runtime_rules = true;
+	if (access(SB_POLICY_FILE, F_OK) == 0)
+		vc->net.policy_path = SB_POLICY_FILE;
+	vc->net.dns_server = c->dns_server[0] ? c->dns_server : NULL;
+	for (int i = 0; i < c->npublish && i < VM_MAX_PUBLISH; i++)
+		vc->net.publish[vc->net.nr_publish++] = c->publish[i];
 	return 0;
 }
 
@@ -102,44 +122,58 @@ static void outcome_event(const char *name, const struct vm_result *r)
 	sb_event(name, "stopped", fields);
 }
 
-static int run_vmm(const char *name, struct sb_config *c)
+int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
+		 uint64_t *guest_kib)
 {
-	static char kernel[PATH_MAX], initrd[PATH_MAX];
-	struct vm_config vc;
-	struct vm_result res = { 0 };
 	struct sb_api *api = NULL;
 	struct vm *vm = calloc(1, sizeof(*vm));
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (!vm) {
+		snprintf(res->message, sizeof(res->message), "out of memory");
+		res->outcome = VM_ERROR;
+		return -ENOMEM;
+	}
+	ret = vm_create(vm, vc, res);
+	if (!ret)
+		ret = sb_api_start(vm, name, "api.sock", &api);
+	if (ret) {
+		if (!res->message[0])
+			snprintf(res->message, sizeof(res->message), "%s", strerror(-ret));
+		res->outcome = VM_ERROR;
+		outcome_event(name, res);
+		goto out;
+	}
+	sb_event(name, "started", "");
+	vm_run(vm, res);
+	if (guest_kib)
+		*guest_kib = vm_guest_resident_kib(vm);
+	outcome_event(name, res);
+	sb_api_stop(api);
+out:
+	vm_destroy(vm);
+	free(vm);
+	return ret;
+}
+
+static int run_vmm(const char *name, struct sb_config *c)
+{
+	static char kernel[PATH_MAX], initrd[PATH_MAX], base_dir[PATH_MAX];
+	struct vm_config vc;
+	struct vm_result res;
 	char err[512] = "";
 	int log_fd = open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	int ret = -ENOMEM;
 
-	if (!vm || log_fd < 0)
-		goto out;
-	ret = build_config(c, &vc, log_fd, kernel, initrd, err, sizeof(err));
-	if (ret) {
+	if (log_fd < 0)
+		return -errno;
+	ret = build_config(c, &vc, log_fd, kernel, initrd, base_dir, err, sizeof(err));
+	if (ret)
 		cli_err("vmm", "%s", err);
-		goto out;
-	}
-	ret = vm_create(vm, &vc, &res);
-	if (!ret)
-		ret = sb_api_start(vm, name, "api.sock", &api);
-	if (ret) {
-		cli_err("vmm", "%s", res.message[0] ? res.message : strerror(-ret));
-		res.outcome = VM_ERROR;
-		outcome_event(name, &res);
-		goto out_vm;
-	}
-	sb_event(name, "started", "");
-	vm_run(vm, &res);
-	outcome_event(name, &res);
-	sb_api_stop(api);
-	ret = 0;
-out_vm:
-	vm_destroy(vm);
-out:
-	if (log_fd >= 0)
-		close(log_fd);
-	free(vm);
+	else if ((ret = sb_vmm_serve(name, &vc, &res, NULL)))
+		cli_err("vmm", "%s", res.message);
+	close(log_fd);
 	return ret;
 }
 
@@ -157,7 +191,7 @@ int cmd_vmm(int argc, char **argv)
 		cli_err("vmm", "cannot load the sandbox %s", argv[1]);
 		return MVM_EXIT_ERROR;
 	}
-	ret = write_pid();
+	ret = sb_vmm_write_pid();
 	if (!ret)
 		ret = run_vmm(argv[1], &c);
 	/* A clean end removes the pid file; one left behind means we crashed. */

@@ -22,8 +22,8 @@ static const struct verb verbs[] = {
 	{ "start", cmd_start, "boot a stopped sandbox again" },
 	{ "rm", cmd_rm, "delete a sandbox and its state" },
 	{ "logs", cmd_logs, "print a sandbox's console log" },
-	{ "events", cmd_events, "print a sandbox's lifecycle events" },
-	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show)" },
+	{ "events", cmd_events, "print a sandbox's lifecycle events and network denials" },
+	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show, check)" },
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
 };
 

@@ -71,7 +71,27 @@ bool sb_exists(const char *name)
 	return !sb_path(name, "config.json", p, sizeof(p)) && access(p, F_OK) == 0;
 }
 
-/* Whether @pid is the VMM of @name (not a recycled pid). */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	rp = strrchr(buf, ')');
+	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Whether @pid is the VMM of @name (not a recycled pid): `mvm vmm NAME`, or
+ * the VMM child of `mvm run` (pid P) whose sandbox is run-P. */
 static bool is_our_vmm(pid_t pid, const char *name)
 {
 	char p[64], cmd[512];
@@ -89,6 +109,12 @@ static bool is_our_vmm(pid_t pid, const char *name)
 	cmd[n] = 0;
 	/* argv: mvm vmm NAME */
 	const char *a1 = cmd + strlen(cmd) + 1;
+	if (a1 < cmd + n && !strcmp(a1, "run")) {
+		char own[32];
+
+		snprintf(own, sizeof(own), "run-%d", (int)parent_of(pid));
+		return !strcmp(own, name);
+	}
 	if (a1 >= cmd + n || strcmp(a1, "vmm"))
 		return false;
 	const char *a2 = a1 + strlen(a1) + 1;
@@ -201,4 +227,44 @@ int sb_list(char ***names)
 		qsort(v, (size_t)n, sizeof(char *), cmp_str);
 	*names = v;
 	return n;
+}
+
+/* The state directory is flat (files and sockets only): no recursion needed. */
+int sb_remove_state(const char *name)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int ret = sb_path(name, NULL, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0))
+			ret = -errno;
+	}
+	closedir(d);
+	return rmdir(dir) ? -errno : ret;
+}
+
+int sb_mkdir(const char *name, char *dir, size_t cap)
+{
+	char root[PATH_MAX], part[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+		return -ENAMETOOLONG;
+	/* mkdir -p of the root, private to the user. */
+	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
+		if (mkdir(part, 0700) && errno != EEXIST)
+			return -errno;
+		if (!p)
+			break;
+	}
+	return mkdir(dir, 0700) ? -errno : 0;
 }

@@ -14,12 +14,14 @@
 
 #define SB_NAME_MAX 63
 #define SB_MAX_ENV  256
+#define SB_MAX_PUBLISH 16
 
 struct sb_config {
 	char name[SB_NAME_MAX + 1];
 	char image[PATH_MAX];		/* the source image, for `ls`; "" = default initramfs */
 	char kernel[PATH_MAX];		/* "" = make guest's */
 	char disk[32];			/* file name in the state dir */
+	char disk_format[8];		/* "raw", or "qcow2": a private overlay on @image */
 	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */
 	int cpus;
 	uint64_t mem, disk_size;
@@ -27,6 +29,11 @@ struct sb_config {
 	double created;			/* seconds since the epoch */
 	int nenv;
 	char *env[SB_MAX_ENV + 1];	/* K=V given at create, for every exec */
+	/* Network: the mode and rules live in policy.json (tools/sandbox_policy.c). */
+	bool net_off;			/* --net none: no network device */
+	char dns_server[128];		/* "" = the host's resolver */
+	int npublish;
+	char *publish[SB_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
 };
 
 /* The state root; 0 or -ENAMETOOLONG. */
@@ -52,6 +59,12 @@ const char *sb_status(const char *name, pid_t *pid);
 /* Append {"time":..,"type":@type,...@json_fields} to events.jsonl. @json_fields
  * is "" or a JSON object body such as "\"code\":0". */
 void sb_event(const char *name, const char *type, const char *json_fields);
+
+/* Make NAME's state directory (0700; the root too, if needed) and put its
+ * path in @dir. 0, -EEXIST if NAME exists, or -errno. */
+int sb_mkdir(const char *name, char *dir, size_t cap);
+/* Delete NAME's state directory and everything in it. 0 or -errno. */
+int sb_remove_state(const char *name);
 
 /* Sorted sandbox names; free each and the array. Count, or -errno. */
 int sb_list(char ***names);

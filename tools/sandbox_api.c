@@ -18,6 +18,7 @@
 #include "devices/virtio_devices.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
+#include "tools/sandbox_policy.h"
 #include "vmm/vm.h"
 
 #define API_REQ_MAX 4096
@@ -60,6 +61,43 @@ static cJSON *status_reply(struct sb_api *a)
 	return r;
 }
 
+/* The running rules into policy.json (we run in the state directory), so
+ * they hold after stop/start too. A failure is logged, the change stays. */
+static void persist_rules(struct sb_api *a)
+{
+	char *j = virtio_net_show(a->vm);
+	int ret = j ? sb_policy_persist(SB_POLICY_FILE, j) : -ENOMEM;
+
+	if (ret)
+		fprintf(stderr, "mvm vmm: cannot save the network rules to %s: %s\n",
+			SB_POLICY_FILE, strerror(-ret));
+	free(j);
+}
+
+/* net-check {"dest": "host[:port][/proto]"}: a dry run (docs/api.md). */
+static cJSON *net_check(struct sb_api *a, const cJSON *req, const char **err, char *ebuf,
+			size_t elen)
+{
+	const cJSON *dest = cJSON_GetObjectItemCaseSensitive(req, "dest");
+	cJSON *r;
+	int v;
+
+	if (!cJSON_IsString(dest)) {
+		*err = "expected {\"op\":\"net-check\",\"dest\":\"HOST[:PORT][/tcp|/udp]\"}";
+		return NULL;
+	}
+	v = virtio_net_check(a->vm, dest->valuestring, ebuf, elen);
+	if (v < 0) {
+		*err = ebuf;
+		return NULL;
+	}
+	r = cJSON_CreateObject();
+	cJSON_AddBoolToObject(r, "ok", 1);
+	cJSON_AddBoolToObject(r, "allowed", v == 1);
+	cJSON_AddStringToObject(r, "why", ebuf);
+	return r;
+}
+
 /* net-allow / net-deny / net-remove {"rule": ...}, net-show (docs/api.md). */
 static cJSON *net_op(struct sb_api *a, const char *verb, const cJSON *req, const char **err,
 		     char *ebuf, size_t elen)
@@ -84,8 +122,11 @@ static cJSON *net_op(struct sb_api *a, const char *verb, const cJSON *req, const
 		*err = "expected {\"op\":\"net-allow\",\"rule\":\"HOST[:PORTS][/tcp|/udp]\"}";
 		return NULL;
 	}
-	if (virtio_net_rule(a->vm, verb, rule->valuestring, ebuf, elen))
+	if (virtio_net_rule(a->vm, verb, rule->valuestring, ebuf, elen)) {
 		*err = ebuf;
+		return NULL;
+	}
+	persist_rules(a);
 	return NULL;
 }
 
@@ -112,9 +153,11 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 	} else if (!strcmp(op->valuestring, "net-allow") || !strcmp(op->valuestring, "net-deny") ||
 		   !strcmp(op->valuestring, "net-remove") || !strcmp(op->valuestring, "net-show")) {
 		r = net_op(a, op->valuestring + 4, req, &err, ebuf, sizeof(ebuf));
+	} else if (!strcmp(op->valuestring, "net-check")) {
+		r = net_check(a, req, &err, ebuf, sizeof(ebuf));
 	} else {
 		err = "unknown op (status, pause, resume, shutdown, net-allow, net-deny, net-remove, "
-		      "net-show)";
+		      "net-show, net-check)";
 	}
 	cJSON_Delete(req);
 	if (!r) {

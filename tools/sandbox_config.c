@@ -14,17 +14,18 @@
 int sb_config_save(const struct sb_config *c)
 {
 	char p[PATH_MAX], tmp[PATH_MAX + 8];
-	cJSON *j = cJSON_CreateObject(), *env = cJSON_CreateArray();
+	cJSON *j = cJSON_CreateObject(), *env = cJSON_CreateArray(), *pub = cJSON_CreateArray();
 	char *text = NULL;
 	int fd, ret = -ENOMEM;
 
-	if (!j || !env)
+	if (!j || !env || !pub)
 		goto out;
-	cJSON_AddNumberToObject(j, "version", 1);
+	cJSON_AddNumberToObject(j, "version", 2);	/* 2: disk_format, net, dns_server, publish */
 	cJSON_AddStringToObject(j, "name", c->name);
 	cJSON_AddStringToObject(j, "image", c->image);
 	cJSON_AddStringToObject(j, "kernel", c->kernel);
 	cJSON_AddStringToObject(j, "disk", c->disk);
+	cJSON_AddStringToObject(j, "disk_format", c->disk_format[0] ? c->disk_format : "raw");
 	cJSON_AddBoolToObject(j, "root_on_disk", c->root_on_disk);
 	cJSON_AddNumberToObject(j, "cpus", c->cpus);
 	cJSON_AddNumberToObject(j, "memory", (double)c->mem);
@@ -35,6 +36,12 @@ int sb_config_save(const struct sb_config *c)
 		cJSON_AddItemToArray(env, cJSON_CreateString(c->env[i]));
 	cJSON_AddItemToObject(j, "env", env);
 	env = NULL;
+	cJSON_AddBoolToObject(j, "net", !c->net_off);
+	cJSON_AddStringToObject(j, "dns_server", c->dns_server);
+	for (int i = 0; i < c->npublish; i++)
+		cJSON_AddItemToArray(pub, cJSON_CreateString(c->publish[i]));
+	cJSON_AddItemToObject(j, "publish", pub);
+	pub = NULL;
 	text = cJSON_Print(j);
 	if (!text)
 		goto out;
@@ -53,6 +60,7 @@ int sb_config_save(const struct sb_config *c)
 	if (!ret && rename(tmp, p))
 		ret = -errno;
 out:
+	cJSON_Delete(pub);
 	cJSON_Delete(env);
 	cJSON_Delete(j);
 	free(text);
@@ -110,6 +118,15 @@ int sb_config_load(const char *name, struct sb_config *c)
 	get_str(j, "image", c->image, sizeof(c->image));
 	get_str(j, "kernel", c->kernel, sizeof(c->kernel));
 	get_str(j, "disk", c->disk, sizeof(c->disk));
+	get_str(j, "disk_format", c->disk_format, sizeof(c->disk_format));
+	if (!c->disk_format[0])
+		snprintf(c->disk_format, sizeof(c->disk_format), "raw");	/* before version 2 */
+	get_str(j, "dns_server", c->dns_server, sizeof(c->dns_server));
+	c->net_off = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "net"));
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "publish")) {
+		if (c->npublish < SB_MAX_PUBLISH && cJSON_IsString(e))
+			c->publish[c->npublish++] = strdup(e->valuestring);
+	}
 	c->root_on_disk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "root_on_disk"));
 	c->cpus = (int)get_num(j, "cpus");
 	c->mem = (uint64_t)get_num(j, "memory");
@@ -122,8 +139,11 @@ int sb_config_load(const char *name, struct sb_config *c)
 			c->env[c->nenv++] = strdup(e->valuestring);
 	}
 	cJSON_Delete(j);
-	/* The disk name must stay a plain file name in the state directory. */
-	if (!c->disk[0] || strchr(c->disk, '/') || c->cpus < 1)
+	/* The disk name must stay a plain file name in the state directory
+	 * ("": none, `mvm run` without a data disk). */
+	if (strchr(c->disk, '/') || c->cpus < 1 ||
+	    (strcmp(c->disk_format, "raw") && strcmp(c->disk_format, "qcow2")) ||
+	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/'))
 		return -EINVAL;
 	return 0;
 }
@@ -133,4 +153,7 @@ void sb_config_free(struct sb_config *c)
 	for (int i = 0; i < c->nenv; i++)
 		free(c->env[i]);
 	c->nenv = 0;
+	for (int i = 0; i < c->npublish; i++)
+		free(c->publish[i]);
+	c->npublish = 0;
 }

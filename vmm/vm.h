@@ -49,6 +49,10 @@ struct vm_net {
 	const char *publish[VM_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
 	int nr_publish;
 	const char *events_path;	/* denials as JSON lines; NULL: a summary on stderr */
+	/* Rules may change while the VM runs (a control API): slirp's path to the
+	 * host loopback stays open so a rule can admit it later; the filter alone
+	 * guards it, as it does in every case (docs/network-policy.md). */
+	bool runtime_rules;
 };
 
 struct vm_config {

@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(ram, data, size < RAM ? size : RAM);
 	gm_wrap(&m, ram, 0x1000, RAM);
 	vq.size = (uint16_t)(1u << (hdr[0] % 9));
+	vq.event_idx = hdr[0] & 0x80;	/* the ring-end event fields in play */
 	vq.desc_gpa = 0x1000 + (hdr[1] & 0xfff0);
 	vq.avail_gpa = 0x1000 + (hdr[2] & 0xfffe);
 	vq.used_gpa = 0x1000 + (hdr[3] & 0xfffc);
@@ -41,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			vq_chain_read(c, 0, scratch, sizeof(scratch));
 			vq_chain_write(c, 0, scratch, sizeof(scratch));
 			vq_push(&vq, c->head, 1);
+			vq_needs_interrupt(&vq);
 		}
 	}
 	free(c);

@@ -1,8 +1,8 @@
 #!/bin/sh
-# --image: a raw ext4 root disk (here: the default initramfs's files as ext4),
-# copied per sandbox; the agent still runs (copied out of the initramfs before
-# the root switch); the root persists across stop/start; the source image
-# never changes.
+# --image: a raw ext4 root disk (here: the default initramfs's files as ext4)
+# shared read-only by every sandbox made from it, each writing to its own
+# qcow2 overlay; the agent still runs (copied out of the initramfs before the
+# root switch); the root persists across stop/start; the base never changes.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -20,6 +20,18 @@ sb_create img --image "$T/root.img"
 run_mvm exec img -- cat /etc/marker
 expect_eq "root from the image" "image-root" "$(cat "$T/out")"
 run_mvm exec img -- sh -c 'echo kept > /root/note && sync'
+ov="$MVM_STATE_DIR/img/root.qcow2"
+expect_eq "the sandbox's disk is a qcow2 overlay" "QFI" "$(head -c 3 "$ov")"
+ls "$MVM_STATE_DIR/img" | grep -q 'rootfs.img' && fail "the image was copied"
+[ "$(du -k "$ov" | cut -f1)" -lt 4096 ] || fail "overlay holds a copy: $(du -k "$ov")"
+
+# A second sandbox on the same base sees the base, not the first one's writes.
+sb_create img2 --image "$T/root.img"
+run_mvm exec img2 -- sh -c 'cat /etc/marker; cat /root/note 2>/dev/null || echo no-note'
+expect_eq "second sandbox: own overlay" "image-root
+no-note" "$(cat "$T/out")"
+run_mvm rm -f img2
+expect_eq "rm the second" 0 "$rc"
 run_mvm stop img
 run_mvm start img
 expect_eq "start" 0 "$rc"

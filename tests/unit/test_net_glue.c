@@ -71,3 +71,26 @@ Test(net_glue, net_none_and_bad_mode)
 	cr_assert_not(o.cfg.net.enabled, "--net none: no device");
 	cr_assert_eq(parse(&o, bad, 5), -1);
 }
+
+Test(net_glue, dns_server_forms)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl;
+
+	cr_assert_eq(net_dns_server_parse("198.51.100.2", &ss, &sl), 0);
+	cr_assert_eq(a4->sin_family, AF_INET);
+	cr_assert_eq(ntohs(a4->sin_port), 53);
+	cr_assert_eq(net_dns_server_parse("198.51.100.2:5353", &ss, &sl), 0);
+	cr_assert_eq(ntohs(a4->sin_port), 5353);
+	cr_assert_eq(net_dns_server_parse("[2001:db8::1]:54", &ss, &sl), 0);
+	cr_assert_eq(a6->sin6_family, AF_INET6);
+	cr_assert_eq(ntohs(a6->sin6_port), 54);
+	cr_assert_eq(net_dns_server_parse("2001:db8::1", &ss, &sl), 0);
+	cr_assert_eq(ntohs(a6->sin6_port), 53);
+	cr_assert_neq(net_dns_server_parse("dns.example.com", &ss, &sl), 0);
+	cr_assert_neq(net_dns_server_parse("198.51.100.2:0", &ss, &sl), 0);
+	cr_assert_neq(net_dns_server_parse("198.51.100.2:70000", &ss, &sl), 0);
+	cr_assert_neq(net_dns_server_parse("[2001:db8::1", &ss, &sl), 0);
+}

@@ -348,3 +348,24 @@ Test(vmm_cli, run_help)
 	drop(a);
 	free(o);
 }
+
+/* create's options on run: --copy HOST:GUEST (repeatable), --disk-size SIZE. */
+Test(vmm_cli, run_takes_create_options)
+{
+	struct run_opts *o = calloc(1, RUN_OPTS_ALLOC);
+	struct args *a = mk("--copy", "./src:/src", "--copy", "a:b", "--disk-size", "2G",
+			    "--env", "K=V", "--", "true", NULL);
+
+	cr_assert_eq(parse(o, a), 0);
+	cr_assert_eq(o->ncopies, 2);
+	cr_assert_str_eq(o->copies[0], "./src:/src");
+	cr_assert_eq(o->disk_size, 2048 * MiB);
+	cr_assert_str_eq(o->env[0], "K=V");
+	cr_assert_eq(o->cfg.nr_disks, 0, "the /data disk is added when the sandbox is made");
+	drop(a);
+	free(o);
+}
+
+Test(vmm_cli, run_bad_copy) { EXPECT_REJECT("--copy", "no-colon", "--", "true"); }
+Test(vmm_cli, run_tiny_disk_size) { EXPECT_REJECT("--disk-size", "1M", "--", "true"); }
+Test(vmm_cli, run_bad_disk_size) { EXPECT_REJECT("--disk-size", "big", "--", "true"); }

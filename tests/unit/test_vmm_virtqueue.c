@@ -242,6 +242,77 @@ Test(vmm_virtqueue, interrupt_suppression_flag)
 	cr_assert_not(vq_needs_interrupt(&vq));
 }
 
+/* VIRTIO_F_EVENT_IDX: the driver's used_event decides interrupts, and an
+ * empty queue publishes avail_event so the driver kicks for the next buffer. */
+static void event_idx_setup(void)
+{
+	vq.event_idx = true;
+	vq.ready = false;
+	cr_assert_eq(vq_activate(&vq, &mem), 0);
+}
+
+static void set_used_event(uint16_t v)
+{
+	memcpy(gpa(AVAIL + 4 + 2ULL * QSZ), &v, 2);
+}
+
+static uint16_t avail_event(void)
+{
+	uint16_t v;
+
+	memcpy(&v, gpa(USED + 4 + 8ULL * QSZ), 2);
+	return v;
+}
+
+Test(vmm_virtqueue, event_idx_interrupts_follow_used_event)
+{
+	event_idx_setup();
+	set_desc(0, BUFS, 16, F_WRITE, 0);
+	for (int i = 0; i < 4; i++)
+		offer(0);
+	set_used_event(2);	/* "interrupt me once entry 2 is used" */
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(vq_pop(&vq, ch), 1);
+		vq_push(&vq, ch->head, 1);
+	}
+	cr_assert(vq_needs_interrupt(&vq), "first interrupt always goes");
+	cr_assert_eq(vq_pop(&vq, ch), 1);
+	vq_push(&vq, ch->head, 1);	/* used_idx 3: entry 2 is used */
+	cr_assert(vq_needs_interrupt(&vq), "used_event 2 reached");
+	cr_assert_eq(vq_pop(&vq, ch), 1);
+	vq_push(&vq, ch->head, 1);	/* used_idx 4: past the event, already told */
+	cr_assert_not(vq_needs_interrupt(&vq), "no new event asked for");
+	set_used_event(4);
+	vq_push(&vq, 0, 1);		/* used_idx 5: entry 4 is used */
+	cr_assert(vq_needs_interrupt(&vq), "used_event 4 reached after the last interrupt");
+}
+
+Test(vmm_virtqueue, event_idx_empty_queue_asks_for_a_kick)
+{
+	event_idx_setup();
+	set_desc(0, BUFS, 16, F_WRITE, 0);
+	offer(0);
+	offer(0);
+	cr_assert_eq(vq_pop(&vq, ch), 1);
+	cr_assert_eq(vq_pop(&vq, ch), 1);
+	cr_assert_eq(avail_event(), 0, "not empty yet: no kick needed, nothing written");
+	cr_assert_eq(vq_pop(&vq, ch), 0);
+	cr_assert_eq(avail_event(), 2, "empty at 2: kick when entry 2 is added");
+}
+
+Test(vmm_virtqueue, event_idx_rings_need_room_for_the_event_fields)
+{
+	memset(&vq, 0, sizeof(vq));
+	vq.size = QSZ;
+	vq.desc_gpa = DESC;
+	vq.avail_gpa = G + MEM - (6 + 2 * QSZ);	/* avail fits, used_event does not */
+	vq.used_gpa = USED;
+	vq.event_idx = true;
+	cr_assert_eq(vq_activate(&vq, &mem), -EINVAL);
+	vq.event_idx = false;
+	cr_assert_eq(vq_activate(&vq, &mem), 0);
+}
+
 /* ---- hostile chains: -EINVAL, broken, and silence afterwards ---- */
 
 static void expect_broken(const char *what)

@@ -1,0 +1,23 @@
+/* The VMM of one sandbox (tools/cmd_vmm.c): `mvm vmm NAME` for create/start,
+ * and the ephemeral sandbox of `mvm run` (tools/run_sandbox.c). */
+#ifndef MVM_SANDBOX_VMM_H
+#define MVM_SANDBOX_VMM_H
+
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+/* Run in NAME's state directory (the cwd): write "pid" atomically. 0 or -errno. */
+int sb_vmm_write_pid(void);
+
+/*
+ * In the state directory (the cwd): create the VM from @vc, serve the control
+ * API on api.sock, run until the guest stops, log started/stopped events.
+ * @res says how it ended (@res->message also when creating failed);
+ * @guest_kib (may be NULL) the guest's resident RAM at the end. 0, or -errno
+ * when the VM could not be created.
+ */
+int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
+		 uint64_t *guest_kib);
+
+#endif
