@@ -12,6 +12,7 @@
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "devices/vsock_mux.h"
+#include "snapshots/snap_buf.h"
 #include "vmm/vm.h"
 
 #define VSOCK_RX    0
@@ -172,6 +173,51 @@ static void vsock_destroy(struct virtio_dev *d)
 	free(v);
 }
 
+/* virtio 1.2 §5.10.6.6: tell the driver every connection is gone. */
+#define VSOCK_EVENT_TRANSPORT_RESET 0
+
+static void send_transport_reset(struct vvsock *v)
+{
+	struct virtqueue *vq = &v->d->vq[VSOCK_EVENT];
+	uint32_t id = VSOCK_EVENT_TRANSPORT_RESET;
+
+	if (vq_pop(vq, &v->ch) != 1)
+		return;		/* no event buffer: the driver set none up */
+	vq_push(vq, v->ch.head, (uint32_t)vq_chain_write(&v->ch, 0, &id, sizeof(id)));
+	virtio_notify_used(v->d, VSOCK_EVENT);
+}
+
+static int vsock_save(struct virtio_dev *d, struct snap_w *w)
+{
+	struct vvsock *v = d->priv;
+
+	snap_w_u64(w, v->mux.guest_cid);
+	snap_w_u8(w, v->active);
+	return 0;
+}
+
+/*
+ * Host connections do not survive a snapshot: after loading, the mux drops
+ * them all and the guest hears a transport reset, so its sockets fail and
+ * the agent's listener takes new connections.
+ */
+static int vsock_load(struct virtio_dev *d, struct snap_r *r, bool apply)
+{
+	struct vvsock *v = d->priv;
+	uint64_t cid = snap_r_u64(r);
+	uint8_t active = snap_r_u8(r);
+
+	if (r->err || cid != v->mux.guest_cid || active > 1)
+		return -EBADMSG;
+	if (!apply)
+		return 0;
+	vsock_mux_reset(&v->mux);
+	v->active = active;
+	if (active)
+		send_transport_reset(v);
+	return 0;
+}
+
 static const struct virtio_dev_ops vsock_ops = {
 	.name = "virtio-vsock",
 	.device_id = VIRTIO_ID_VSOCK,
@@ -183,6 +229,8 @@ static const struct virtio_dev_ops vsock_ops = {
 	.notify = vsock_notify,
 	.reset = vsock_reset,
 	.destroy = vsock_destroy,
+	.save = vsock_save,
+	.load = vsock_load,
 };
 
 int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path)

@@ -88,9 +88,22 @@ struct vm_result {
 	double t_start, t_init, t_exit;	/* seconds since VMM start; 0 = not reached */
 };
 
+struct snap_w;
+struct snap_r;
+
 struct vm_device_ops {
 	const char *name;
 	void (*destroy)(void *dev);
+	/*
+	 * Snapshots (snapshots/, optional: a device without them has no state
+	 * worth keeping). save appends the device's section; load runs twice on
+	 * the same bytes: @apply false only validates (nothing may change),
+	 * then @apply true loads. Both run with the vCPUs paused, on the
+	 * event-loop thread. 0 or -errno.
+	 */
+	uint32_t snap_version;
+	int (*save)(void *dev, struct snap_w *w);
+	int (*load)(void *dev, struct snap_r *r, uint32_t version, bool apply);
 };
 
 struct vm {
@@ -123,6 +136,12 @@ struct vm {
 	pthread_cond_t pause_cond;
 	bool paused;
 	int parked;
+	/* snapshots/: checkpoints of this VM (NULL until the first), and the
+	 * generation the guest agent reads from the guest port: it changes on
+	 * every rollback or restore, so the agent steps its clock and reseeds
+	 * its RNG before serving the next client. */
+	struct snap_mgr *snap;
+	uint32_t snap_gen;
 };
 
 /* Seconds since the VMM started (monotonic). */
