@@ -112,10 +112,8 @@ int vm_snap_capture(struct vm *vm, struct snap_w *w, char *err, size_t errlen)
 		what = "device";
 		ret = capture_devices(vm, w);
 	}
-	if (!ret) {
-		what = "state file";
-		ret = snap_state_finish(w);
-	}
+	if (!ret)
+		ret = w->err;
 	if (ret)
 		snprintf(err, errlen, "saving %s state: %s", what, strerror(-ret));
 	return ret;

@@ -22,7 +22,8 @@ struct vm_snap_loaded;
 
 /* This VM's header: vendor, fingerprint, layout, vCPU count. */
 void vm_snap_header(struct vm *vm, struct snap_header *h);
-/* Capture the paused VM into @w as a complete state file. 0 or -errno. */
+/* Capture the paused VM into @w: header and sections; the caller may add
+ * sections and then calls snap_state_finish(). 0 or -errno. */
 int vm_snap_capture(struct vm *vm, struct snap_w *w, char *err, size_t errlen);
 /* Parse and validate @buf for @vm; nothing in the VM changes. */
 int vm_snap_check(struct vm *vm, const uint8_t *buf, size_t len, struct vm_snap_loaded **out,

@@ -15,6 +15,9 @@
 #include "tools/cli.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
+#include "snapshots/checkpoint.h"
+#include "snapshots/disk_layers.h"
+#include "snapshots/snapshot_dir.h"
 #include "vmm/vm.h"
 
 static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
@@ -39,6 +42,7 @@ static int write_pid(void)
 static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
 			char *kernel, char *initrd, char *err, size_t errlen)
 {
+	static char top_file[DISK_LAYER_NAME], top_fmt[8], restore_dir[PATH_MAX], restore_mem[PATH_MAX + 8];
 	const char *dir = cli_guest_dir();
 
 	memset(vc, 0, sizeof(*vc));
@@ -59,6 +63,12 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->initrd_path = initrd;
 	vc->disks[0].path = c->disk;
 	vc->nr_disks = 1;
+	/* After a checkpoint the disk is a chain of layers (snapshots/disk_layers.h). */
+	if (!disk_layers_boot_top(top_file, sizeof(top_file), top_fmt, sizeof(top_fmt))) {
+		vc->disks[0].path = top_file;
+		vc->disks[0].format = top_fmt;
+		vc->disks[0].backing_root = ".";
+	}
 	vc->root_on_disk = c->root_on_disk;
 	vc->cpus = c->cpus;
 	vc->mem_size = c->mem;
@@ -74,6 +84,11 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	/* Deny by default: nothing leaves until `mvm net allow NAME RULE`. */
 	vc->net.enabled = true;
 	vc->net.events_path = "events.jsonl";
+	/* `mvm restore`/`fork`: RAM from the snapshot, state loaded by run_vmm. */
+	if (!snap_restore_pending(restore_dir, sizeof(restore_dir))) {
+		snprintf(restore_mem, sizeof(restore_mem), "%s/" SNAP_DIR_MEMORY, restore_dir);
+		vc->restore_mem = restore_mem;
+	}
 	return 0;
 }
 
@@ -122,6 +137,17 @@ static int run_vmm(const char *name, struct sb_config *c)
 	}
 	ret = vm_create(vm, &vc, &res);
 	if (!ret)
+		ret = snap_mgr_init(vm, c->disk);
+	if (!ret && vc.restore_mem) {
+		char dir[PATH_MAX];
+
+		ret = snap_restore_pending(dir, sizeof(dir));
+		if (!ret)
+			ret = snap_restore_state(vm, dir, res.message, sizeof(res.message));
+		if (!ret)
+			unlink(SNAP_RESTORE_FILE);	/* restored: a later start boots afresh */
+	}
+	if (!ret)
 		ret = sb_api_start(vm, name, "api.sock", &api);
 	if (ret) {
 		cli_err("vmm", "%s", res.message[0] ? res.message : strerror(-ret));
@@ -135,6 +161,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 	sb_api_stop(api);
 	ret = 0;
 out_vm:
+	snap_mgr_free(vm);
 	vm_destroy(vm);
 out:
 	if (log_fd >= 0)

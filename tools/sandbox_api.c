@@ -18,6 +18,7 @@
 #include "devices/virtio_devices.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
+#include "tools/snap_api.h"
 #include "vmm/vm.h"
 
 #define API_REQ_MAX 4096
@@ -112,9 +113,11 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 	} else if (!strcmp(op->valuestring, "net-allow") || !strcmp(op->valuestring, "net-deny") ||
 		   !strcmp(op->valuestring, "net-remove") || !strcmp(op->valuestring, "net-show")) {
 		r = net_op(a, op->valuestring + 4, req, &err, ebuf, sizeof(ebuf));
+	} else if (snap_api_handles(op->valuestring)) {
+		r = snap_api_op(a->vm, a->name, op->valuestring, req, &err, ebuf, sizeof(ebuf));
 	} else {
 		err = "unknown op (status, pause, resume, shutdown, net-allow, net-deny, net-remove, "
-		      "net-show)";
+		      "net-show, checkpoint, checkpoints, rollback)";
 	}
 	cJSON_Delete(req);
 	if (!r) {

@@ -71,6 +71,9 @@ struct vm_config {
 	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */
 	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
 	struct vm_net net;
+	/* Restore (snapshots/): RAM maps this memory file MAP_PRIVATE and no
+	 * kernel is loaded; the caller loads the state before vm_run. */
+	const char *restore_mem;
 };
 
 enum vm_outcome {
