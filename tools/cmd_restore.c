@@ -282,7 +282,14 @@ static int new_state_dir(const char *verb, const char *name, char *dir, size_t c
 	}
 	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
 		return -ENAMETOOLONG;
-	mkdir(root, 0700);
+	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {	/* mkdir -p */
+		if (p)
+			*p = 0;
+		mkdir(root, 0700);
+		if (!p)
+			break;
+		*p = '/';
+	}
 	if (mkdir(dir, 0700)) {
 		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", name);

@@ -10,7 +10,8 @@
 #include "tools/cmd_sandbox.h"
 #include "tools/sandbox.h"
 
-/* The state directory is flat (files and sockets only): no recursion needed. */
+/* Files and sockets, plus the directories checkpoints keep (checkpoints/, a
+ * fork's origin/), one level deep each. */
 static int remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -22,8 +23,16 @@ static int remove_dir(const char *dir)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0))
-			ret = -errno;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		if (errno == EISDIR) {
+			char sub[PATH_MAX];
+
+			snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name);
+			if (!remove_dir(sub))
+				continue;
+		}
+		ret = -errno;
 	}
 	closedir(d);
 	return rmdir(dir) ? -errno : ret;
