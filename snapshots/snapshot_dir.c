@@ -77,14 +77,18 @@ static int write_memory(struct vm *vm, int dfd)
 
 	if (!ret && ftruncate(fd, (off_t)vm->mem.ram_size))
 		ret = -errno;
-	for (uint64_t p = 0; !ret && p < npages; p++) {
+	for (uint64_t p = 0; !ret && p < npages;) {
 		uint64_t run = 0;
 
 		while (p + run < npages && run < 256 && (!hint || mem_bit(hint, p + run)) &&
 		       mem_page_nonzero(ram + (p + run) * MEM_PAGE))
 			run++;
-		if (run && pwrite(fd, ram + p * MEM_PAGE, run * MEM_PAGE, (off_t)(p * MEM_PAGE)) !=
-			   (ssize_t)(run * MEM_PAGE))
+		if (!run) {
+			p++;
+			continue;
+		}
+		if (pwrite(fd, ram + p * MEM_PAGE, run * MEM_PAGE, (off_t)(p * MEM_PAGE)) !=
+		    (ssize_t)(run * MEM_PAGE))
 			ret = -EIO;
 		p += run;
 	}
