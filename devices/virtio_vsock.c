@@ -31,10 +31,26 @@ struct vvsock {
 	struct vm *vm;
 	struct vsock_mux mux;
 	bool active, kicked;
+	/* A transport reset is on its way to the guest: hold packets for it
+	 * until the driver hands the event buffer back (it kicks the event
+	 * queue), or the reset would also kill connections made after it. */
+	bool reset_wait;
+	uint16_t reset_avail;	/* the event queue's avail index when it was sent */
 	struct vs_watch w[VSOCK_MAX_CONNS + 1];
 	struct vq_chain ch;
 	uint8_t buf[VSOCK_MAX_PKT];
 };
+
+static uint16_t event_avail(struct vvsock *v)
+{
+	const struct virtqueue *vq = &v->d->vq[VSOCK_EVENT];
+	const uint8_t *a = vq->ready ? gm_ptr(vq->mem, vq->avail_gpa, 4) : NULL;
+	uint16_t idx = 0;
+
+	if (a)
+		memcpy(&idx, a + 2, 2);
+	return idx;
+}
 
 /* Hand the guest every packet the mux owes it, while rx buffers last. */
 static void fill_rx(struct vvsock *v)
@@ -45,6 +61,8 @@ static void fill_rx(struct vvsock *v)
 	int n = 0;
 
 	v->kicked = false;
+	if (v->reset_wait)
+		return;
 	while (v->active && vsock_mux_pending(&v->mux) && vq_pop(vq, &v->ch) == 1) {
 		uint64_t room = v->ch.writable;
 
@@ -95,6 +113,9 @@ static void vsock_notify(struct virtio_dev *d, uint16_t q)
 {
 	struct vvsock *v = d->priv;
 
+	/* Our own re-notify after a load changes nothing; the driver's refill does. */
+	if (q == VSOCK_EVENT && v->reset_wait && event_avail(v) != v->reset_avail)
+		v->reset_wait = false;
 	if (q == VSOCK_TX)
 		drain_tx(v);
 	/* An rx kick means new buffers: resume what back-pressure held. */
@@ -184,6 +205,8 @@ static void send_transport_reset(struct vvsock *v)
 	if (vq_pop(vq, &v->ch) != 1)
 		return;		/* no event buffer: the driver set none up */
 	vq_push(vq, v->ch.head, (uint32_t)vq_chain_write(&v->ch, 0, &id, sizeof(id)));
+	v->reset_wait = true;
+	v->reset_avail = event_avail(v);
 	virtio_notify_used(v->d, VSOCK_EVENT);
 }
 

@@ -8,7 +8,8 @@
 . tests/integration/sandbox.lib
 
 sb_create src --disk-size 64M --memory 256M
-gx() { n=$1; shift; run_mvm exec "$n" -- sh -c "$1"; [ "$rc" = 0 ] || fail "exec $n '$1' ($rc): $(cat "$T/err")"; }
+why() { "$MVM" logs "$1" 2>&1 | tail -40 >&2; fail "$2"; }
+gx() { n=$1; shift; run_mvm exec "$n" -- sh -c "$1"; [ "$rc" = 0 ] || why "$n" "exec $n '$1' ($rc): $(cat "$T/err")"; }
 
 gx src 'echo from-src > /data/f; echo 41 > /tmp/mem'
 run_mvm snapshot src "$T/snap"
@@ -44,9 +45,9 @@ rm -f "$T/snap/$base"; mv "$T/base.orig" "$T/snap/$base"
 # Two sandboxes from one snapshot.
 SANDBOXES="$SANDBOXES r1 r2 f1"
 run_mvm restore "$T/snap" r1
-[ "$rc" = 0 ] || fail "restore r1: $(cat "$T/err")"
+[ "$rc" = 0 ] || why r1 "restore r1: $(cat "$T/err")"
 run_mvm restore "$T/snap" r2
-[ "$rc" = 0 ] || fail "restore r2: $(cat "$T/err")"
+[ "$rc" = 0 ] || why r2 "restore r2: $(cat "$T/err")"
 for n in r1 r2; do
 	gx $n 'cat /data/f /tmp/mem'
 	expect_eq "$n state" "from-src
@@ -66,7 +67,7 @@ done
 
 # Fork: origin and copy run side by side.
 run_mvm fork src f1
-[ "$rc" = 0 ] || fail "fork: $(cat "$T/err")"
+[ "$rc" = 0 ] || why f1 "fork: $(cat "$T/err")"
 gx f1 'cat /data/f; echo forked > /data/f'
 expect_eq "fork sees the origin's data" "from-src" "$(cat "$T/out")"
 gx src 'cat /data/f'

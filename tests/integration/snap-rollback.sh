@@ -10,7 +10,9 @@
 
 sb_create snap --disk-size 64M --memory 256M
 
-gexec() { run_mvm exec snap -- sh -c "$1"; [ "$rc" = 0 ] || fail "exec '$1' ($rc): $(cat "$T/err")"; }
+# On failure: the guest's console and the sandbox's events, then fail.
+why() { "$MVM" logs snap 2>&1 | tail -40 >&2; "$MVM" events snap 2>&1 | tail -8 >&2; fail "$1"; }
+gexec() { run_mvm exec snap -- sh -c "$1"; [ "$rc" = 0 ] || why "exec '$1' ($rc): $(cat "$T/err")"; }
 
 # A counter that lives on after its exec (own session, no pipes held).
 gexec 'setsid sh -c "i=0; while :; do i=\$((i+1)); echo \$i > /tmp/count; sleep 1; done" </dev/null >/dev/null 2>&1 & echo $! > /tmp/counter.pid'
@@ -31,7 +33,7 @@ run_mvm exec snap -- kill -0 "$pid"
 [ "$rc" != 0 ] || fail "counter still alive after kill"
 
 run_mvm rollback snap first
-expect_eq "rollback" 0 "$rc"
+[ "$rc" = 0 ] || why "rollback ($rc): $(cat "$T/err")"
 gexec 'md5sum /data/d/*'
 expect_eq "files as at the checkpoint" "$sums0" "$(cat "$T/out")"
 gexec 'ls /tmp/fill /data/d/new 2>/dev/null | wc -l'
