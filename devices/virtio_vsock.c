@@ -18,6 +18,7 @@
 #define VSOCK_RX    0
 #define VSOCK_TX    1
 #define VSOCK_EVENT 2
+#define RESET_WAIT_S 3.0
 
 struct vvsock;
 
@@ -36,6 +37,7 @@ struct vvsock {
 	 * queue), or the reset would also kill connections made after it. */
 	bool reset_wait;
 	uint16_t reset_avail;	/* the event queue's avail index when it was sent */
+	double reset_at;	/* vm_elapsed() then: after RESET_WAIT_S we stop waiting */
 	struct vs_watch w[VSOCK_MAX_CONNS + 1];
 	struct vq_chain ch;
 	uint8_t buf[VSOCK_MAX_PKT];
@@ -61,8 +63,10 @@ static void fill_rx(struct vvsock *v)
 	int n = 0;
 
 	v->kicked = false;
-	if (v->reset_wait)
+	/* A driver that never takes the event must not cut the guest off for good. */
+	if (v->reset_wait && vm_elapsed(v->vm) - v->reset_at < RESET_WAIT_S)
 		return;
+	v->reset_wait = false;
 	while (v->active && vsock_mux_pending(&v->mux) && vq_pop(vq, &v->ch) == 1) {
 		uint64_t room = v->ch.writable;
 
@@ -207,6 +211,7 @@ static void send_transport_reset(struct vvsock *v)
 	vq_push(vq, v->ch.head, (uint32_t)vq_chain_write(&v->ch, 0, &id, sizeof(id)));
 	v->reset_wait = true;
 	v->reset_avail = event_avail(v);
+	v->reset_at = vm_elapsed(v->vm);
 	virtio_notify_used(v->d, VSOCK_EVENT);
 }
 
