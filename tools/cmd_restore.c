@@ -237,7 +237,8 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 	return ret;
 }
 
-/* @sdir exists (created by the caller, who removes it on failure). */
+/* @sdir exists. <0: failed before anything ran (the caller removes @sdir);
+ * 1: the VMM did not start (the sandbox stays, stopped, for `mvm logs`). */
 static int restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir)
 {
 	struct snap_dir_info in;
@@ -266,10 +267,12 @@ static int restore_into(const char *verb, const char *snapdir, const char *name,
 	sb_event(name, "restored", "");
 	ret = sb_start(name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
 	if (ret) {
+		/* Kept (stopped) so that `mvm logs` can say why; `mvm rm` removes it. */
 		cli_err(verb, "%s did not start: %s", name, err);
 		sb_stop(name, 5);
+		return 1;
 	}
-	return ret;
+	return 0;
 }
 
 static int new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
@@ -303,6 +306,7 @@ int cmd_restore(int argc, char **argv)
 	char snapdir[PATH_MAX], sdir[PATH_MAX];
 	struct snap_dir_info in;
 	char err[512];
+	int ret;
 
 	if (want_help(argc, argv, restore_usage))
 		return 0;
@@ -321,10 +325,11 @@ int cmd_restore(int argc, char **argv)
 	}
 	if (new_state_dir("restore", argv[2], sdir, sizeof(sdir)))
 		return MVM_EXIT_ERROR;
-	if (restore_into("restore", snapdir, argv[2], sdir)) {
+	ret = restore_into("restore", snapdir, argv[2], sdir);
+	if (ret < 0)
 		rm_tree(sdir);
+	if (ret)
 		return MVM_EXIT_ERROR;
-	}
 	printf("%s\n", argv[2]);
 	return 0;
 }
@@ -332,6 +337,7 @@ int cmd_restore(int argc, char **argv)
 int cmd_fork(int argc, char **argv)
 {
 	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
+	int ret;
 
 	if (want_help(argc, argv, fork_usage))
 		return 0;
@@ -347,11 +353,15 @@ int cmd_fork(int argc, char **argv)
 		return MVM_EXIT_ERROR;
 	/* The snapshot lives in the fork's own state dir: rm removes both. */
 	snprintf(snapdir, sizeof(snapdir), "%s/origin", sdir);
-	if (mkdir(snapdir, 0700) || snapshot_into("fork", argv[1], snapdir) ||
-	    restore_into("fork", snapdir, argv[2], sdir)) {
+	if (mkdir(snapdir, 0700) || snapshot_into("fork", argv[1], snapdir)) {
 		rm_tree(sdir);
 		return MVM_EXIT_ERROR;
 	}
+	ret = restore_into("fork", snapdir, argv[2], sdir);
+	if (ret < 0)
+		rm_tree(sdir);
+	if (ret)
+		return MVM_EXIT_ERROR;
 	printf("%s\n", argv[2]);
 	return 0;
 }

@@ -88,5 +88,7 @@ void agent_snap_sync(void)
 		return;
 	step_clock();
 	reseed();
+	fprintf(stderr, "mvm-agent: snapshot generation %u: clock stepped to the host's, RNG reseeded\n",
+		gen);
 	seen = gen;
 }

@@ -8,7 +8,11 @@
 . tests/integration/sandbox.lib
 
 sb_create src --disk-size 64M --memory 256M
-why() { "$MVM" logs "$1" 2>&1 | tail -40 >&2; fail "$2"; }
+why() {
+	"$MVM" logs "$1" 2>&1 | grep -v '^\[' | tail -25 >&2
+	cp "$MVM_STATE_DIR/$1/console.log" "build/snap-fork-$1-console.log" 2>/dev/null || true
+	fail "$2"
+}
 gx() { n=$1; shift; run_mvm exec "$n" -- sh -c "$1"; [ "$rc" = 0 ] || why "$n" "exec $n '$1' ($rc): $(cat "$T/err")"; }
 
 gx src 'echo from-src > /data/f; echo 41 > /tmp/mem'

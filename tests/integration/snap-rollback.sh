@@ -11,7 +11,11 @@
 sb_create snap --disk-size 64M --memory 256M
 
 # On failure: the guest's console and the sandbox's events, then fail.
-why() { "$MVM" logs snap 2>&1 | tail -40 >&2; "$MVM" events snap 2>&1 | tail -8 >&2; fail "$1"; }
+why() {
+	"$MVM" logs snap 2>&1 | grep -v '^\[' | tail -25 >&2
+	cp "$MVM_STATE_DIR/snap/console.log" build/snap-rollback-console.log 2>/dev/null || true
+	"$MVM" events snap 2>&1 | tail -4 >&2; fail "$1"
+}
 gexec() { run_mvm exec snap -- sh -c "$1"; [ "$rc" = 0 ] || why "exec '$1' ($rc): $(cat "$T/err")"; }
 
 # A counter that lives on after its exec (own session, no pipes held).
@@ -28,7 +32,7 @@ expect_eq "checkpoint prints the tag" "first" "$(cat "$T/out")"
 # Break everything.
 gexec 'echo changed >> /data/d/a; rm /data/d/b; dd if=/dev/zero of=/data/d/c bs=1k count=8 seek=3 conv=notrunc 2>/dev/null; echo new > /data/d/new; sync'
 gexec "kill $pid"
-gexec 'head -c 100000000 /dev/urandom > /tmp/fill'
+gexec 'head -c 40000000 /dev/urandom > /tmp/fill'
 run_mvm exec snap -- kill -0 "$pid"
 [ "$rc" != 0 ] || fail "counter still alive after kill"
 
