@@ -397,10 +397,12 @@ static int rollback_paused(struct vm *vm, struct snap_mgr *m, int t, char *err, 
 	if (ret)
 		return ret;	/* nothing changed yet */
 	ret = revert_memory(vm, m, t, err, errlen);
-	if (!ret)
-		ret = vm_snap_apply(vm, l, true, err, errlen);
+	/* The disk before the devices: loading re-notifies virtio-blk, whose
+	 * pending requests must reach the checkpoint's disk. */
 	if (!ret)
 		ret = disk_layers_reset(vm, &m->disk, &m->ck[t].layer, m->ck[t].layer_depth, err, errlen);
+	if (!ret)
+		ret = vm_snap_apply(vm, l, true, err, errlen);
 	vm_snap_loaded_free(l);
 	if (ret) {
 		/* Half-reverted memory or state: the guest cannot go on. */
