@@ -42,8 +42,7 @@ static bool help(int argc, char **argv, const char *usage)
 	return false;
 }
 
-/* One call; the reply when "ok" is true, else NULL after printing the error. */
-static cJSON *call(const char *verb, const char *name, cJSON *req)
+cJSON *snap_cli_call(const char *verb, const char *name, cJSON *req)
 {
 	char *text = cJSON_PrintUnformatted(req), *reply = NULL;
 	cJSON *resp;
@@ -99,7 +98,7 @@ int cmd_checkpoint(int argc, char **argv)
 			argv[2], SNAP_TAG_MAX - 1);
 		return MVM_EXIT_USAGE;
 	}
-	r = call("checkpoint", argv[1], request("checkpoint", argc == 3 ? argv[2] : NULL));
+	r = snap_cli_call("checkpoint", argv[1], request("checkpoint", argc == 3 ? argv[2] : NULL));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	tag = cJSON_GetObjectItemCaseSensitive(r, "tag");
@@ -142,7 +141,7 @@ int cmd_checkpoints(int argc, char **argv)
 		fputs(checkpoints_usage, stderr);
 		return MVM_EXIT_USAGE;
 	}
-	r = call("checkpoints", argv[1], request("checkpoints", NULL));
+	r = snap_cli_call("checkpoints", argv[1], request("checkpoints", NULL));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	if (json) {
@@ -168,7 +167,7 @@ int cmd_rollback(int argc, char **argv)
 		fputs(rollback_usage, stderr);
 		return MVM_EXIT_USAGE;
 	}
-	r = call("rollback", argv[1], request("rollback", argv[2]));
+	r = snap_cli_call("rollback", argv[1], request("rollback", argv[2]));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	cJSON_Delete(r);

@@ -19,7 +19,6 @@
 #include "images/qcow2.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
-#include "tools/api_client.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cmd_snapshot.h"
@@ -95,29 +94,15 @@ static int copy_file(const char *src, const char *dst)
 /* Ask NAME's VMM to write the snapshot into @dir (existing, empty, absolute). */
 static int snapshot_into(const char *verb, const char *name, const char *dir)
 {
-	char cfg[PATH_MAX], dst[PATH_MAX + 16], *text, *reply = NULL;
+	char cfg[PATH_MAX], dst[PATH_MAX + 16];
 	cJSON *req = cJSON_CreateObject(), *resp;
 	int ret;
 
 	cJSON_AddStringToObject(req, "op", "snapshot");
 	cJSON_AddStringToObject(req, "dir", dir);
-	text = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	ret = text ? api_call(name, text, &reply, 600 * 1000) : -ENOMEM;
-	free(text);
-	if (ret) {
-		cli_err(verb, "%s is not running (mvm start %s)", name, name);
-		return ret;
-	}
-	resp = cJSON_Parse(reply);
-	free(reply);
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(resp, "error");
-
-		cli_err(verb, "%s", cJSON_IsString(e) ? e->valuestring : "the VMM refused");
-		cJSON_Delete(resp);
+	resp = snap_cli_call(verb, name, req);
+	if (!resp)
 		return -EIO;
-	}
 	cJSON_Delete(resp);
 	snprintf(dst, sizeof(dst), "%s/config.json", dir);
 	ret = sb_path(name, "config.json", cfg, sizeof(cfg));
@@ -128,21 +113,34 @@ static int snapshot_into(const char *verb, const char *name, const char *dir)
 	return ret;
 }
 
+/* Two arguments, the first a sandbox (@sandbox) or not. false: return *rc. */
+static bool args_ok(const char *verb, const char *usage, int argc, char **argv, bool sandbox,
+		    int *rc)
+{
+	*rc = 0;
+	if (want_help(argc, argv, usage))
+		return false;
+	*rc = MVM_EXIT_USAGE;
+	if (argc != 3 || argv[1][0] == '-') {
+		fputs(usage, stderr);
+		return false;
+	}
+	*rc = MVM_EXIT_ERROR;
+	if (sandbox && (!sb_name_ok(argv[1]) || !sb_exists(argv[1]))) {
+		cli_err(verb, "no sandbox named %s", argv[1]);
+		return false;
+	}
+	return true;
+}
+
 int cmd_snapshot(int argc, char **argv)
 {
 	char dir[PATH_MAX];
 	bool made;
+	int rc;
 
-	if (want_help(argc, argv, snapshot_usage))
-		return 0;
-	if (argc != 3 || argv[1][0] == '-') {
-		fputs(snapshot_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	if (!sb_name_ok(argv[1]) || !sb_exists(argv[1])) {
-		cli_err("snapshot", "no sandbox named %s", argv[1]);
-		return MVM_EXIT_ERROR;
-	}
+	if (!args_ok("snapshot", snapshot_usage, argc, argv, true, &rc))
+		return rc;
 	made = mkdir(argv[2], 0700) == 0;
 	if (!made && errno != EEXIST) {
 		cli_err("snapshot", "%s: %s", argv[2], strerror(errno));
@@ -308,12 +306,8 @@ int cmd_restore(int argc, char **argv)
 	char err[512];
 	int ret;
 
-	if (want_help(argc, argv, restore_usage))
-		return 0;
-	if (argc != 3 || argv[1][0] == '-') {
-		fputs(restore_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
+	if (!args_ok("restore", restore_usage, argc, argv, false, &ret))
+		return ret;
 	if (!realpath(argv[1], snapdir)) {
 		cli_err("restore", "%s: %s", argv[1], strerror(errno));
 		return MVM_EXIT_ERROR;
@@ -339,16 +333,8 @@ int cmd_fork(int argc, char **argv)
 	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
 	int ret;
 
-	if (want_help(argc, argv, fork_usage))
-		return 0;
-	if (argc != 3 || argv[1][0] == '-') {
-		fputs(fork_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	if (!sb_name_ok(argv[1]) || !sb_exists(argv[1])) {
-		cli_err("fork", "no sandbox named %s", argv[1]);
-		return MVM_EXIT_ERROR;
-	}
+	if (!args_ok("fork", fork_usage, argc, argv, true, &ret))
+		return ret;
 	if (new_state_dir("fork", argv[2], sdir, sizeof(sdir)))
 		return MVM_EXIT_ERROR;
 	/* The snapshot lives in the fork's own state dir: rm removes both. */

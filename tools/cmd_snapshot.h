@@ -2,6 +2,12 @@
 #ifndef MVM_CMD_SNAPSHOT_H
 #define MVM_CMD_SNAPSHOT_H
 
+struct cJSON;
+
+/* One control-API call to NAME's VMM (@req is consumed): the reply when it
+ * says "ok", else NULL after printing the error under @verb. */
+struct cJSON *snap_cli_call(const char *verb, const char *name, struct cJSON *req);
+
 int cmd_checkpoint(int argc, char **argv);
 int cmd_checkpoints(int argc, char **argv);
 int cmd_rollback(int argc, char **argv);
