@@ -29,7 +29,7 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image bench-exec bench-net demo clean format
+        bench-image bench-exec bench-net bench-snapshot demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -110,13 +110,17 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
 	done
 
-bench: bench-boot bench-image bench-exec bench-net
+bench: bench-boot bench-image bench-exec bench-net bench-snapshot
 
 bench-exec: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/exec.sh
 
 bench-boot: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/boot.py
+
+# Checkpoint/rollback/restore beside QEMU savevm/loadvm (tests/bench/snapshot.py).
+bench-snapshot: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh python3 tests/bench/snapshot.py
 
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest

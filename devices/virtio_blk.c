@@ -6,6 +6,7 @@
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "images/blk_backend.h"
+#include "snapshots/snap_buf.h"
 #include "vmm/log.h"
 #include "vmm/vm.h"
 
@@ -148,6 +149,44 @@ static void blk_destroy(struct virtio_dev *d)
 	free(b);
 }
 
+/* The disk's contents are a snapshot's disk layer; here only its shape. */
+static int blk_save(struct virtio_dev *d, struct snap_w *w)
+{
+	struct vblk *b = d->priv;
+
+	snap_w_u64(w, b->config.capacity);
+	snap_w_u8(w, b->backend->read_only);
+	return 0;
+}
+
+static int blk_load(struct virtio_dev *d, struct snap_r *r, bool apply)
+{
+	struct vblk *b = d->priv;
+	uint64_t cap = snap_r_u64(r);
+	uint8_t ro = snap_r_u8(r);
+
+	return r->err || cap != b->config.capacity || ro != b->backend->read_only ? -EBADMSG : 0;
+}
+
+struct blk_backend *virtio_blk_backend(struct virtio_dev *d)
+{
+	return ((struct vblk *)d->priv)->backend;
+}
+
+struct blk_backend *virtio_blk_swap_backend(struct virtio_dev *d, struct blk_backend *nb)
+{
+	struct vblk *b = d->priv;
+	struct blk_backend *old;
+
+	if (nb->size != b->backend->size || nb->read_only != b->backend->read_only)
+		return NULL;
+	pthread_mutex_lock(&d->lock);
+	old = b->backend;
+	b->backend = nb;
+	pthread_mutex_unlock(&d->lock);
+	return old;
+}
+
 static const struct virtio_dev_ops blk_ops_template = {
 	.name = "virtio-blk",
 	.device_id = VIRTIO_ID_BLOCK,
@@ -157,6 +196,8 @@ static const struct virtio_dev_ops blk_ops_template = {
 	.read_config = blk_read_config,
 	.notify = blk_notify,
 	.destroy = blk_destroy,
+	.save = blk_save,
+	.load = blk_load,
 };
 
 int virtio_blk_create(struct vm *vm, struct blk_backend *backend, const char *id)

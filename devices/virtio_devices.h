@@ -12,6 +12,13 @@ struct blk_backend;
 /* virtio-blk over @b (ownership passes to the device). @id: serial, may be NULL. */
 int virtio_blk_create(struct vm *vm, struct blk_backend *b, const char *id);
 int virtio_rng_create(struct vm *vm);
+/* Snapshots: put @nb under the virtio-blk device @d (same size and mode;
+ * the caller flushed the old one). Returns the old back-end for the caller
+ * to close, or NULL (nothing changed) when @nb does not fit. */
+struct virtio_dev;
+struct blk_backend *virtio_blk_swap_backend(struct virtio_dev *d, struct blk_backend *nb);
+/* The back-end now under @d (event-loop thread, for flushing). */
+struct blk_backend *virtio_blk_backend(struct virtio_dev *d);
 /* A single-port virtio console whose output goes to @out_fd (hvc0, hvc1, ... in order). */
 int virtio_console_create(struct vm *vm, int out_fd);
 /* virtio-vsock for guest CID @guest_cid (>= 3), host side on the Unix socket @uds_path. */

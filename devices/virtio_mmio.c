@@ -254,6 +254,9 @@ static void virtio_destroy(void *dev)
 static const struct vm_device_ops virtio_vm_ops = {
 	.name = "virtio-mmio",
 	.destroy = virtio_destroy,
+	.snap_version = VIRTIO_SNAP_VERSION,
+	.save = virtio_mmio_save,
+	.load = virtio_mmio_load,
 };
 
 static int wire_up(struct vm *vm, struct virtio_dev *d)

@@ -24,6 +24,8 @@
 
 struct vm;
 struct virtio_dev;
+struct snap_w;
+struct snap_r;
 
 /*
  * Device callbacks. All run with the device lock held, so a device never
@@ -47,6 +49,10 @@ struct virtio_dev_ops {
 	/* Driver reset: drop in-flight state (the transport resets the queues). */
 	void (*reset)(struct virtio_dev *d);
 	void (*destroy)(struct virtio_dev *d);
+	/* Snapshots (optional): the device's own state after the transport's,
+	 * loaded in two passes as vm_device_ops.load (vmm/vm.h). */
+	int (*save)(struct virtio_dev *d, struct snap_w *w);
+	int (*load)(struct virtio_dev *d, struct snap_r *r, bool apply);
 };
 
 struct virtio_dev {
@@ -76,6 +82,12 @@ int virtio_mmio_create(struct vm *vm, const struct virtio_dev_ops *ops, void *pr
 /* Tell the driver about used buffers (if it wants an interrupt for @q). */
 void virtio_notify_used(struct virtio_dev *d, uint16_t q);
 bool virtio_has_feature(const struct virtio_dev *d, unsigned bit);
+
+/* Snapshot section of the transport, its queues and the device
+ * (devices/virtio_mmio_snap.c); @dev is the struct virtio_dev. */
+#define VIRTIO_SNAP_VERSION 1
+int virtio_mmio_save(void *dev, struct snap_w *w);
+int virtio_mmio_load(void *dev, struct snap_r *r, uint32_t version, bool apply);
 
 /* Register-level access, exposed for unit tests and fuzzers. */
 void virtio_mmio_read(void *opaque, uint64_t off, uint8_t *data, uint32_t len);

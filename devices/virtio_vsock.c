@@ -12,11 +12,13 @@
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "devices/vsock_mux.h"
+#include "snapshots/snap_buf.h"
 #include "vmm/vm.h"
 
 #define VSOCK_RX    0
 #define VSOCK_TX    1
 #define VSOCK_EVENT 2
+#define RESET_WAIT_S 3.0
 
 struct vvsock;
 
@@ -30,10 +32,27 @@ struct vvsock {
 	struct vm *vm;
 	struct vsock_mux mux;
 	bool active, kicked;
+	/* A transport reset is on its way to the guest: hold packets for it
+	 * until the driver hands the event buffer back (it kicks the event
+	 * queue), or the reset would also kill connections made after it. */
+	bool reset_wait;
+	uint16_t reset_avail;	/* the event queue's avail index when it was sent */
+	double reset_at;	/* vm_elapsed() then: after RESET_WAIT_S we stop waiting */
 	struct vs_watch w[VSOCK_MAX_CONNS + 1];
 	struct vq_chain ch;
 	uint8_t buf[VSOCK_MAX_PKT];
 };
+
+static uint16_t event_avail(struct vvsock *v)
+{
+	const struct virtqueue *vq = &v->d->vq[VSOCK_EVENT];
+	const uint8_t *a = vq->ready ? gm_ptr(vq->mem, vq->avail_gpa, 4) : NULL;
+	uint16_t idx = 0;
+
+	if (a)
+		memcpy(&idx, a + 2, 2);
+	return idx;
+}
 
 /* Hand the guest every packet the mux owes it, while rx buffers last. */
 static void fill_rx(struct vvsock *v)
@@ -44,6 +63,10 @@ static void fill_rx(struct vvsock *v)
 	int n = 0;
 
 	v->kicked = false;
+	/* A driver that never takes the event must not cut the guest off for good. */
+	if (v->reset_wait && vm_elapsed(v->vm) - v->reset_at < RESET_WAIT_S)
+		return;
+	v->reset_wait = false;
 	while (v->active && vsock_mux_pending(&v->mux) && vq_pop(vq, &v->ch) == 1) {
 		uint64_t room = v->ch.writable;
 
@@ -94,6 +117,9 @@ static void vsock_notify(struct virtio_dev *d, uint16_t q)
 {
 	struct vvsock *v = d->priv;
 
+	/* Our own re-notify after a load changes nothing; the driver's refill does. */
+	if (q == VSOCK_EVENT && v->reset_wait && event_avail(v) != v->reset_avail)
+		v->reset_wait = false;
 	if (q == VSOCK_TX)
 		drain_tx(v);
 	/* An rx kick means new buffers: resume what back-pressure held. */
@@ -172,6 +198,54 @@ static void vsock_destroy(struct virtio_dev *d)
 	free(v);
 }
 
+/* virtio 1.2 §5.10.6.6: tell the driver every connection is gone. */
+#define VSOCK_EVENT_TRANSPORT_RESET 0
+
+static void send_transport_reset(struct vvsock *v)
+{
+	struct virtqueue *vq = &v->d->vq[VSOCK_EVENT];
+	uint32_t id = VSOCK_EVENT_TRANSPORT_RESET;
+
+	if (vq_pop(vq, &v->ch) != 1)
+		return;		/* no event buffer: the driver set none up */
+	vq_push(vq, v->ch.head, (uint32_t)vq_chain_write(&v->ch, 0, &id, sizeof(id)));
+	v->reset_wait = true;
+	v->reset_avail = event_avail(v);
+	v->reset_at = vm_elapsed(v->vm);
+	virtio_notify_used(v->d, VSOCK_EVENT);
+}
+
+static int vsock_save(struct virtio_dev *d, struct snap_w *w)
+{
+	struct vvsock *v = d->priv;
+
+	snap_w_u64(w, v->mux.guest_cid);
+	snap_w_u8(w, v->active);
+	return 0;
+}
+
+/*
+ * Host connections do not survive a snapshot: after loading, the mux drops
+ * them all and the guest hears a transport reset, so its sockets fail and
+ * the agent's listener takes new connections.
+ */
+static int vsock_load(struct virtio_dev *d, struct snap_r *r, bool apply)
+{
+	struct vvsock *v = d->priv;
+	uint64_t cid = snap_r_u64(r);
+	uint8_t active = snap_r_u8(r);
+
+	if (r->err || cid != v->mux.guest_cid || active > 1)
+		return -EBADMSG;
+	if (!apply)
+		return 0;
+	vsock_mux_reset(&v->mux);
+	v->active = active;
+	if (active)
+		send_transport_reset(v);
+	return 0;
+}
+
 static const struct virtio_dev_ops vsock_ops = {
 	.name = "virtio-vsock",
 	.device_id = VIRTIO_ID_VSOCK,
@@ -183,6 +257,8 @@ static const struct virtio_dev_ops vsock_ops = {
 	.notify = vsock_notify,
 	.reset = vsock_reset,
 	.destroy = vsock_destroy,
+	.save = vsock_save,
+	.load = vsock_load,
 };
 
 int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path)

@@ -31,6 +31,10 @@ struct qcow2_open_opts {
 	/* Backing files must resolve (after symlinks) inside this directory.
 	 * NULL: the directory holding the top image. */
 	const char *allowed_root;
+	/* A second directory backing files may lie in (NULL: none): a
+	 * sandbox's checkpoint layers sit in its state directory above a
+	 * base in the shared image store. */
+	const char *also_root;
 	/* The caller vouches for the whole chain: skip the root check. */
 	bool trust_backing;
 	/* Format of the top image's backing file ("raw"/"qcow2") when its

@@ -176,7 +176,8 @@ static int resolve_backing(struct qcow2 *q, struct qcow2_chain_ctx *ctx, char **
 		err = -errno;
 		log_error("qcow2 %s: backing file '%s': %s", q->path, q->h.backing,
 			  strerror(errno));
-	} else if (ctx->root && !under_root(ctx->root, *out)) {
+	} else if (ctx->root && !under_root(ctx->root, *out) &&
+		   !(ctx->root2 && under_root(ctx->root2, *out))) {
 		log_error("qcow2 %s: backing file '%s' resolves outside the allowed "
 			  "directory %s", q->path, *out, ctx->root);
 		free(*out);
@@ -325,8 +326,14 @@ int blk_open_qcow2(const char *path, bool read_only,
 			  strerror(-err));
 		return err;
 	}
-	err = open_one(path, read_only, &ctx, &q);
+	if (!err && ctx.root && opts && opts->also_root) {
+		ctx.root2 = realpath(opts->also_root, NULL);
+		err = ctx.root2 ? 0 : -errno;
+	}
+	if (!err)
+		err = open_one(path, read_only, &ctx, &q);
 	free(ctx.root);
+	free(ctx.root2);
 	if (!err)
 		*out = &q->b;
 	return err;

@@ -18,6 +18,9 @@
 #include "tools/sandbox_api.h"
 #include "tools/sandbox_policy.h"
 #include "tools/sandbox_vmm.h"
+#include "snapshots/checkpoint.h"
+#include "snapshots/disk_layers.h"
+#include "snapshots/snapshot_dir.h"
 #include "vmm/vm.h"
 
 static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
@@ -42,6 +45,7 @@ int sb_vmm_write_pid(void)
 static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
 			char *kernel, char *initrd, char *base_dir, char *err, size_t errlen)
 {
+	static char top_file[DISK_LAYER_NAME], top_fmt[8], restore_dir[PATH_MAX], restore_mem[PATH_MAX + 8];
 	const char *dir = cli_guest_dir();
 
 	memset(vc, 0, sizeof(*vc));
@@ -72,6 +76,15 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
 		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
 	}
+	/* After a checkpoint the disk is a chain of layers in the state
+	 * directory (snapshots/disk_layers.h), ending in the base above. */
+	if (c->disk[0] && !disk_layers_boot_top(top_file, sizeof(top_file), top_fmt, sizeof(top_fmt))) {
+		vc->disks[0].backing_root2 = vc->disks[0].backing_root;
+		vc->disks[0].path = top_file;
+		vc->disks[0].format = top_fmt;
+		vc->disks[0].backing_root = ".";
+		vc->disks[0].backing_format = NULL;
+	}
 	vc->root_on_disk = c->root_on_disk;
 	vc->cpus = c->cpus;
 	vc->mem_size = c->mem;
@@ -94,6 +107,11 @@ static int build_config(const struct sb_config *c, struct vm_config *vc, int log
 	vc->net.dns_server = c->dns_server[0] ? c->dns_server : NULL;
 	for (int i = 0; i < c->npublish && i < VM_MAX_PUBLISH; i++)
 		vc->net.publish[vc->net.nr_publish++] = c->publish[i];
+	/* `mvm restore`/`fork`: RAM from the snapshot, state loaded by run_vmm. */
+	if (!snap_restore_pending(restore_dir, sizeof(restore_dir))) {
+		snprintf(restore_mem, sizeof(restore_mem), "%s/" SNAP_DIR_MEMORY, restore_dir);
+		vc->restore_mem = restore_mem;
+	}
 	return 0;
 }
 
@@ -122,8 +140,27 @@ static void outcome_event(const char *name, const struct vm_result *r)
 	sb_event(name, "stopped", fields);
 }
 
-int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
-		 uint64_t *guest_kib)
+/* After vm_create: the checkpoint manager, and a pending restore's state. */
+static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm_disk *base,
+		      struct vm_result *res)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	ret = snap_mgr_init(vm, base ? base->path : "", base ? base->format : NULL,
+			    base ? base->backing_root : NULL);
+	if (ret || !vc->restore_mem)
+		return ret;
+	ret = snap_restore_pending(dir, sizeof(dir));
+	if (!ret)
+		ret = snap_restore_state(vm, dir, res->message, sizeof(res->message));
+	if (!ret)
+		unlink(SNAP_RESTORE_FILE);	/* restored: a later start boots afresh */
+	return ret;
+}
+
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+		 struct vm_result *res, uint64_t *guest_kib)
 {
 	struct sb_api *api = NULL;
 	struct vm *vm = calloc(1, sizeof(*vm));
@@ -136,6 +173,8 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
 		return -ENOMEM;
 	}
 	ret = vm_create(vm, vc, res);
+	if (!ret)
+		ret = snap_setup(vm, vc, base, res);
 	if (!ret)
 		ret = sb_api_start(vm, name, "api.sock", &api);
 	if (ret) {
@@ -152,6 +191,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
 	outcome_event(name, res);
 	sb_api_stop(api);
 out:
+	snap_mgr_free(vm);
 	vm_destroy(vm);
 	free(vm);
 	return ret;
@@ -161,6 +201,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 {
 	static char kernel[PATH_MAX], initrd[PATH_MAX], base_dir[PATH_MAX];
 	struct vm_config vc;
+	struct vm_disk base;
 	struct vm_result res;
 	char err[512] = "";
 	int log_fd = open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
@@ -169,9 +210,11 @@ static int run_vmm(const char *name, struct sb_config *c)
 	if (log_fd < 0)
 		return -errno;
 	ret = build_config(c, &vc, log_fd, kernel, initrd, base_dir, err, sizeof(err));
+	base = (struct vm_disk){ .path = c->disk, .format = c->disk[0] ? c->disk_format : NULL,
+				 .backing_root = base_dir[0] ? base_dir : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
-	else if ((ret = sb_vmm_serve(name, &vc, &res, NULL)))
+	else if ((ret = sb_vmm_serve(name, &vc, &base, &res, NULL)))
 		cli_err("vmm", "%s", res.message);
 	close(log_fd);
 	return ret;

@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cmd_image.h"
+#include "tools/cmd_snapshot.h"
 
 struct verb {
 	const char *name;
@@ -25,6 +26,12 @@ static const struct verb verbs[] = {
 	{ "events", cmd_events, "print a sandbox's lifecycle events and network denials" },
 	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show, check)" },
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
+	{ "checkpoint", cmd_checkpoint, "checkpoint a running sandbox (memory, devices, disk)" },
+	{ "checkpoints", cmd_checkpoints, "list a sandbox's checkpoints" },
+	{ "rollback", cmd_rollback, "return a running sandbox to a checkpoint" },
+	{ "snapshot", cmd_snapshot, "write a self-contained snapshot of a running sandbox" },
+	{ "restore", cmd_restore, "start a new sandbox from a snapshot" },
+	{ "fork", cmd_fork, "snapshot a running sandbox and start a copy of it" },
 };
 
 static void usage(FILE *f)

@@ -229,26 +229,51 @@ int sb_list(char ***names)
 	return n;
 }
 
-/* The state directory is flat (files and sockets only): no recursion needed. */
-int sb_remove_state(const char *name)
+/*
+ * Empty directory @dfd: files and sockets, plus the directories checkpoints
+ * and forks keep (checkpoints/, origin/). Never follows a symlink (unlinkat
+ * removes the link itself; subdirectories open with O_NOFOLLOW); @depth
+ * bounds the recursion. Closes @dfd.
+ */
+static int empty_dir(int dfd, int depth)
 {
-	char dir[PATH_MAX];
+	DIR *d = fdopendir(dfd);
 	struct dirent *de;
-	DIR *d;
-	int ret = sb_path(name, NULL, dir, sizeof(dir));
+	int ret = 0, sub;
 
-	if (ret)
-		return ret;
-	d = opendir(dir);
-	if (!d)
+	if (!d) {
+		close(dfd);
 		return -errno;
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0))
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		if (errno != EISDIR || depth <= 0) {
+			ret = -errno;
+			continue;
+		}
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || empty_dir(sub, depth - 1) ||
+		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR))
 			ret = -errno;
 	}
 	closedir(d);
+	return ret;
+}
+
+int sb_remove_state(const char *name)
+{
+	char dir[PATH_MAX];
+	int fd, ret = sb_path(name, NULL, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = empty_dir(fd, 4);
 	return rmdir(dir) ? -errno : ret;
 }
 

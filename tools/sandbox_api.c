@@ -19,6 +19,7 @@
 #include "tools/sandbox.h"
 #include "tools/sandbox_api.h"
 #include "tools/sandbox_policy.h"
+#include "tools/snap_api.h"
 #include "vmm/vm.h"
 
 #define API_REQ_MAX 4096
@@ -155,9 +156,11 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 		r = net_op(a, op->valuestring + 4, req, &err, ebuf, sizeof(ebuf));
 	} else if (!strcmp(op->valuestring, "net-check")) {
 		r = net_check(a, req, &err, ebuf, sizeof(ebuf));
+	} else if (snap_api_handles(op->valuestring)) {
+		r = snap_api_op(a->vm, a->name, op->valuestring, req, &err, ebuf, sizeof(ebuf));
 	} else {
 		err = "unknown op (status, pause, resume, shutdown, net-allow, net-deny, net-remove, "
-		      "net-show, net-check)";
+		      "net-show, net-check, checkpoint, checkpoints, rollback, snapshot)";
 	}
 	cJSON_Delete(req);
 	if (!r) {

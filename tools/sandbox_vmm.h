@@ -15,9 +15,11 @@ int sb_vmm_write_pid(void);
  * API on api.sock, run until the guest stops, log started/stopped events.
  * @res says how it ended (@res->message also when creating failed);
  * @guest_kib (may be NULL) the guest's resident RAM at the end. 0, or -errno
- * when the VM could not be created.
+ * when the VM could not be created. @base (NULL: none) is the sandbox's disk
+ * as created, before any checkpoint layer: checkpoints freeze layers above
+ * it (snapshots/checkpoint.h). A pending `mvm restore` is loaded here.
  */
-int sb_vmm_serve(const char *name, struct vm_config *vc, struct vm_result *res,
-		 uint64_t *guest_kib);
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+		 struct vm_result *res, uint64_t *guest_kib);
 
 #endif

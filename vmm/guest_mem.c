@@ -34,18 +34,19 @@ static void *map_aligned(size_t size, int flags, int fd)
 	return start;
 }
 
-int gm_init(struct guest_mem *m, uint64_t ram_size)
+static int map_ram(struct guest_mem *m, uint64_t ram_size, int fd)
 {
 	uint64_t low;
 
 	memset(m, 0, sizeof(*m));
 	if (ram_size < GM_MIN_SIZE || ram_size > GM_MAX_SIZE || ram_size % (1 << 20))
 		return -EINVAL;
-	m->map = map_aligned(ram_size, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1);
+	m->map = map_aligned(ram_size, MAP_PRIVATE | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0), fd);
 	if (m->map == MAP_FAILED) {
 		m->map = NULL;
 		return -ENOMEM;
 	}
+	m->file_backed = fd >= 0;
 	m->map_size = ram_size;
 	m->ram_size = ram_size;
 	/* Guest RAM is mostly untouched: let THP back it when the host allows. */
@@ -59,6 +60,16 @@ int gm_init(struct guest_mem *m, uint64_t ram_size)
 		m->nr_regions = 2;
 	}
 	return 0;
+}
+
+int gm_init(struct guest_mem *m, uint64_t ram_size)
+{
+	return map_ram(m, ram_size, -1);
+}
+
+int gm_init_file(struct guest_mem *m, uint64_t ram_size, int fd)
+{
+	return fd < 0 ? -EBADF : map_ram(m, ram_size, fd);
 }
 
 void gm_wrap(struct guest_mem *m, void *host, uint64_t gpa, uint64_t size)
@@ -101,8 +112,9 @@ static void mark_dirty(struct guest_mem *m, const uint8_t *host, uint64_t len)
 	off = (uint64_t)(host - m->regions[0].host);
 	first = off / GM_PAGE_SIZE;
 	last = (off + len - 1) / GM_PAGE_SIZE;
+	/* Atomic: vCPU threads (MMIO) and the event loop may both write. */
 	for (uint64_t p = first; p <= last; p++)
-		m->dirty[p / 64] |= 1ULL << (p % 64);
+		__atomic_fetch_or(&m->dirty[p / 64], 1ULL << (p % 64), __ATOMIC_RELAXED);
 }
 
 void *gm_ptr_w(struct guest_mem *m, uint64_t gpa, uint64_t len)

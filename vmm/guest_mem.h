@@ -31,10 +31,17 @@ struct guest_mem {
 	size_t map_size;
 	/* Pages the VMM wrote on the guest's behalf (NULL: not tracking). */
 	uint64_t *dirty;
+	/* RAM is a private mapping of a snapshot's memory file (gm_init_file):
+	 * pages not yet touched hold the file's data, not zeroes. */
+	bool file_backed;
 };
 
 /* Map @ram_size bytes (MAP_NORESERVE) and lay them out around the hole. */
 int gm_init(struct guest_mem *m, uint64_t ram_size);
+/* As gm_init, but RAM maps @fd (a snapshot's memory file of @ram_size
+ * bytes) MAP_PRIVATE: pages load lazily, forks share the page cache, and
+ * the guest's writes never reach the file. */
+int gm_init_file(struct guest_mem *m, uint64_t ram_size, int fd);
 /* Wrap caller-owned memory as one region at @gpa (tests, fuzzers). */
 void gm_wrap(struct guest_mem *m, void *host, uint64_t gpa, uint64_t size);
 void gm_free(struct guest_mem *m);

@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "devices/legacy.h"
@@ -112,6 +115,7 @@ static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err,
 {
 	/* The format is always stated, never probed: a guest may have written the file. */
 	struct qcow2_open_opts opts = { .allowed_root = d->backing_root,
+					.also_root = d->backing_root2,
 					.backing_fmt = d->backing_format };
 	int ret;
 
@@ -162,10 +166,35 @@ static int create_devices(struct vm *vm, const struct vm_config *cfg, char *err,
 	return ret;
 }
 
-static int setup_memory(struct vm *vm, uint64_t size, char *err, size_t errlen)
+/* A snapshot's memory file: exactly the RAM size, mapped private. */
+static int map_memory_file(struct vm *vm, const char *path, uint64_t size, char *err, size_t errlen)
 {
-	int ret = gm_init(&vm->mem, size);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
+	if (fd < 0 || fstat(fd, &st)) {
+		snprintf(err, errlen, "memory file %s: %s", path, strerror(errno));
+		ret = -errno;
+	} else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != size) {
+		snprintf(err, errlen, "memory file %s: %llu bytes, the snapshot's RAM is %llu",
+			 path, (unsigned long long)st.st_size, (unsigned long long)size);
+		ret = -EINVAL;
+	} else {
+		ret = gm_init_file(&vm->mem, size, fd);
+		if (ret)
+			snprintf(err, errlen, "memory file %s: %s", path, strerror(-ret));
+	}
+	if (fd >= 0)
+		close(fd);	/* the mapping keeps the file */
+	return ret;
+}
+
+static int setup_memory(struct vm *vm, uint64_t size, const char *file, char *err, size_t errlen)
+{
+	int ret = file ? map_memory_file(vm, file, size, err, errlen) : gm_init(&vm->mem, size);
+
+	if (ret && file)
+		return ret;
 	if (ret) {
 		snprintf(err, errlen, "guest memory of %llu MiB: %s (allowed: 64 MiB to 16 GiB, whole MiB)",
 			 (unsigned long long)(size >> 20), strerror(-ret));
@@ -228,19 +257,21 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		snprintf(err, errlen, "creating the VM: %s", strerror(-ret));
 		return ret;
 	}
-	ret = setup_memory(vm, cfg->mem_size, err, errlen);
-	if (!ret)
+	ret = setup_memory(vm, cfg->mem_size, cfg->restore_mem, err, errlen);
+	if (!ret && !cfg->restore_mem)
 		ret = vm_parse_kernel(vm, cfg->kernel_path, err, errlen);
 	if (ret)
 		return ret;
-	cmdline_init(&vm->cmdline, boot_cmdline_cap(&vm->kimg));
+	/* A restored guest booted long ago: no command line is ever used. */
+	cmdline_init(&vm->cmdline, cfg->restore_mem ? sizeof(vm->cmdline.buf) :
+			 boot_cmdline_cap(&vm->kimg));
 	cmdline_add(&vm->cmdline, "%s", base_cmdline);
 	ret = create_devices(vm, cfg, err, errlen);
 	if (ret)
 		return ret;
 	if (cfg->extra_cmdline && cfg->extra_cmdline[0])
 		cmdline_add(&vm->cmdline, "%s", cfg->extra_cmdline);
-	ret = vm_load_boot(vm, cfg, err, errlen);
+	ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
 	if (!ret)
 		ret = create_vcpus(vm, err, errlen);
 	return ret;

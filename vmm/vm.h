@@ -34,6 +34,7 @@ struct vm_disk {
 	 * header's). `mvm run --image` sets both for its per-run overlay. */
 	const char *backing_root;
 	const char *backing_format;
+	const char *backing_root2;	/* a second allowed directory (NULL: none) */
 };
 
 /* Network (virtio-net on libslirp, docs/network-policy.md). */
@@ -75,6 +76,9 @@ struct vm_config {
 	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */
 	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
 	struct vm_net net;
+	/* Restore (snapshots/): RAM maps this memory file MAP_PRIVATE and no
+	 * kernel is loaded; the caller loads the state before vm_run. */
+	const char *restore_mem;
 };
 
 enum vm_outcome {
@@ -92,9 +96,22 @@ struct vm_result {
 	double t_start, t_init, t_exit;	/* seconds since VMM start; 0 = not reached */
 };
 
+struct snap_w;
+struct snap_r;
+
 struct vm_device_ops {
 	const char *name;
 	void (*destroy)(void *dev);
+	/*
+	 * Snapshots (snapshots/, optional: a device without them has no state
+	 * worth keeping). save appends the device's section; load runs twice on
+	 * the same bytes: @apply false only validates (nothing may change),
+	 * then @apply true loads. Both run with the vCPUs paused, on the
+	 * event-loop thread. 0 or -errno.
+	 */
+	uint32_t snap_version;
+	int (*save)(void *dev, struct snap_w *w);
+	int (*load)(void *dev, struct snap_r *r, uint32_t version, bool apply);
 };
 
 struct vm {
@@ -127,6 +144,12 @@ struct vm {
 	pthread_cond_t pause_cond;
 	bool paused;
 	int parked;
+	/* snapshots/: checkpoints of this VM (NULL until the first), and the
+	 * generation the guest agent reads from the guest port: it changes on
+	 * every rollback or restore, so the agent steps its clock and reseeds
+	 * its RNG before serving the next client. */
+	struct snap_mgr *snap;
+	uint32_t snap_gen;
 };
 
 /* Seconds since the VMM started (monotonic). */

@@ -1,0 +1,188 @@
+/* Freeze the sandbox's disk into a read-only layer; continue on an overlay. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "devices/virtio_devices.h"
+#include "devices/virtio_mmio.h"
+#include "images/qcow2.h"
+#include "snapshots/disk_layers.h"
+#include "vmm/vm.h"
+
+int disk_layers_boot_top(char *file, size_t fcap, char *format, size_t fmtcap)
+{
+	char f[DISK_LAYER_NAME], fmt[8];
+	unsigned next;
+	FILE *fp = fopen(DISK_TOP_FILE, "re");
+	int n;
+
+	if (!fp)
+		return -ENOENT;
+	n = fscanf(fp, "%63s %7s %u", f, fmt, &next);
+	fclose(fp);
+	/* Only our own names: a plain file in this directory. */
+	if (n != 3 || strchr(f, '/') || f[0] == '.' || (strcmp(fmt, "qcow2") && strcmp(fmt, "raw")))
+		return -EINVAL;
+	snprintf(file, fcap, "%s", f);
+	snprintf(format, fmtcap, "%s", fmt);
+	return 0;
+}
+
+void disk_layers_init(struct disk_layers *l, const char *base, const char *base_format,
+		      const char *base_root)
+{
+	FILE *fp = fopen(DISK_TOP_FILE, "re");
+
+	memset(l, 0, sizeof(*l));
+	snprintf(l->top.file, sizeof(l->top.file), "%s", base);
+	snprintf(l->top.format, sizeof(l->top.format), "%s", base_format ? base_format : "raw");
+	snprintf(l->base_root, sizeof(l->base_root), "%s", base_root ? base_root : "");
+	l->next = 1;
+	if (fp) {
+		if (fscanf(fp, "%63s %7s %u", l->top.file, l->top.format, &l->next) != 3)
+			snprintf(l->top.file, sizeof(l->top.file), "%s", base);
+		fclose(fp);
+	}
+	if (!strcmp(l->top.format, "qcow2")) {
+		struct qcow2_open_opts o = { .allowed_root = ".",
+					     .also_root = l->base_root[0] ? l->base_root : NULL };
+		struct qcow2_info info;
+
+		if (!qcow2_info_get(l->top.file, &o, &info)) {
+			l->depth = (int)info.chain_len;
+			qcow2_info_free(&info);
+		}
+	}
+}
+
+static int save_top(const struct disk_layers *l)
+{
+	FILE *fp = fopen(DISK_TOP_FILE ".tmp", "we");
+
+	if (!fp)
+		return -errno;
+	fprintf(fp, "%s %s %u\n", l->top.file, l->top.format, l->next);
+	if (fflush(fp) || fsync(fileno(fp))) {
+		fclose(fp);
+		return -EIO;
+	}
+	fclose(fp);
+	return rename(DISK_TOP_FILE ".tmp", DISK_TOP_FILE) ? -errno : 0;
+}
+
+/* The sandbox's one virtio-blk device. */
+static struct virtio_dev *blk_dev(struct vm *vm)
+{
+	struct virtio_dev *found = NULL;
+
+	for (int i = 0; i < vm->nr_devices; i++) {
+		struct virtio_dev *d = vm->devices[i].dev;
+
+		if (strcmp(vm->devices[i].ops->name, "virtio-mmio") || d->ops->device_id != VIRTIO_ID_BLOCK)
+			continue;
+		if (found)
+			return NULL;
+		found = d;
+	}
+	return found;
+}
+
+/* New overlay over @below, opened and swapped in; the old back-end closed. */
+static int switch_to_overlay(struct vm *vm, struct disk_layers *l, const struct disk_layer *below,
+			     int depth, struct disk_layer *newtop, char *err, size_t errlen)
+{
+	struct qcow2_open_opts o = { .allowed_root = ".",
+					     .also_root = l->base_root[0] ? l->base_root : NULL };
+	struct virtio_dev *d = blk_dev(vm);
+	struct blk_backend *nb = NULL, *old;
+	int ret;
+
+	if (!d) {
+		snprintf(err, errlen, "checkpoints need a VM with exactly one disk");
+		return -ENOTSUP;
+	}
+	if (depth + 2 > QCOW2_MAX_CHAIN) {
+		snprintf(err, errlen, "disk chain would exceed %d layers", QCOW2_MAX_CHAIN);
+		return -E2BIG;
+	}
+	snprintf(newtop->file, sizeof(newtop->file), "layer-%u.qcow2", l->next);
+	snprintf(newtop->format, sizeof(newtop->format), "qcow2");
+	unlink(newtop->file);	/* a leftover of a crash: never referenced */
+	ret = qcow2_create_overlay(newtop->file, below->file, below->format, 0, 0);
+	if (!ret)
+		ret = blk_open_qcow2(newtop->file, false, &o, &nb);
+	if (ret) {
+		snprintf(err, errlen, "disk overlay %s: %s", newtop->file, strerror(-ret));
+		unlink(newtop->file);
+		return ret;
+	}
+	old = virtio_blk_swap_backend(d, nb);
+	if (!old) {
+		blk_close(nb);
+		unlink(newtop->file);
+		snprintf(err, errlen, "disk overlay %s does not match the disk", newtop->file);
+		return -EINVAL;
+	}
+	blk_close(old);
+	l->next++;
+	return 0;
+}
+
+static int flush_top(struct vm *vm, char *err, size_t errlen)
+{
+	struct virtio_dev *d = blk_dev(vm);
+	struct blk_backend *b;
+	int ret;
+
+	if (!d) {
+		snprintf(err, errlen, "checkpoints need a VM with exactly one disk");
+		return -ENOTSUP;
+	}
+	pthread_mutex_lock(&d->lock);
+	b = virtio_blk_backend(d);
+	ret = b->ops->flush(b);
+	pthread_mutex_unlock(&d->lock);
+	if (ret)
+		snprintf(err, errlen, "flushing the disk: %s", strerror(-ret));
+	return ret;
+}
+
+int disk_layers_freeze(struct vm *vm, struct disk_layers *l, struct disk_layer *frozen,
+		       int *depth, char *err, size_t errlen)
+{
+	struct disk_layer nt;
+	int ret = flush_top(vm, err, errlen);
+
+	if (ret)
+		return ret;
+	*frozen = l->top;
+	*depth = l->depth;
+	ret = switch_to_overlay(vm, l, frozen, l->depth, &nt, err, errlen);
+	if (ret)
+		return ret;
+	chmod(frozen->file, 0400);	/* a reminder: checkpoints reference it */
+	l->top = nt;
+	l->depth++;
+	return save_top(l);
+}
+
+int disk_layers_reset(struct vm *vm, struct disk_layers *l, const struct disk_layer *frozen,
+		      int depth, char *err, size_t errlen)
+{
+	struct disk_layer old = l->top, nt;
+	int ret = switch_to_overlay(vm, l, frozen, depth, &nt, err, errlen);
+
+	if (ret)
+		return ret;
+	l->top = nt;
+	l->depth = depth + 1;
+	ret = save_top(l);
+	/* The old top is referenced by no checkpoint (those are all frozen). */
+	if (!ret)
+		unlink(old.file);
+	return ret;
+}

@@ -1,0 +1,448 @@
+/* Export a running VM as a snapshot directory; verify and load one. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "images/qcow2.h"
+#include "snapshots/checkpoint.h"
+#include "snapshots/disk_layers.h"
+#include "snapshots/mem_delta.h"
+#include "snapshots/snapshot_dir.h"
+#include "snapshots/vm_snap.h"
+#include "vmm/vm.h"
+
+#define CHUNK (1u << 20)
+
+/* CRC over the data extents only would let a hole move unnoticed: the size
+ * and every extent's offset go in too. Holes cost nothing to read. */
+static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
+{
+	uint8_t *buf = malloc(CHUNK);
+	struct stat st;
+	off_t data = 0, hole, end;
+	uint32_t c = 0;
+	int ret = 0;
+
+	if (!buf || fstat(fd, &st)) {
+		free(buf);
+		return buf ? -errno : -ENOMEM;
+	}
+	end = st.st_size;
+	c = snap_crc32c(c, &end, sizeof(end));
+	while (!ret && (data = lseek(fd, data, SEEK_DATA)) >= 0 && data < end) {
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || hole > end)
+			hole = end;
+		c = snap_crc32c(c, &data, sizeof(data));
+		while (!ret && data < hole) {
+			size_t n = (size_t)(hole - data < CHUNK ? hole - data : CHUNK);
+			ssize_t r = pread(fd, buf, n, data);
+
+			if (r <= 0) {
+				ret = r ? -errno : -EIO;
+				break;
+			}
+			c = snap_crc32c(c, buf, (size_t)r);
+			if (out >= 0 && pwrite(out, buf, (size_t)r, data) != r)
+				ret = -EIO;
+			data += r;
+		}
+	}
+	if (!ret && out >= 0 && ftruncate(out, end))
+		ret = -errno;
+	free(buf);
+	*size = (uint64_t)end;
+	*crc = c;
+	return ret;
+}
+
+int snap_file_crc(int fd, uint64_t *size, uint32_t *crc)
+{
+	return crc_copy(fd, -1, size, crc);
+}
+
+/* RAM into DIR/memory at its own offsets; zero pages stay holes. */
+static int write_memory(struct vm *vm, int dfd)
+{
+	uint64_t npages = vm->mem.ram_size / MEM_PAGE;
+	uint64_t *hint = vm->mem.file_backed ? NULL : snap_present_pages(vm, npages);
+	const uint8_t *ram = vm->mem.regions[0].host;
+	int fd = openat(dfd, SNAP_DIR_MEMORY, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int ret = fd < 0 ? -errno : 0;
+
+	if (!ret && ftruncate(fd, (off_t)vm->mem.ram_size))
+		ret = -errno;
+	for (uint64_t p = 0; !ret && p < npages;) {
+		uint64_t run = 0;
+
+		while (p + run < npages && run < 256 && (!hint || mem_bit(hint, p + run)) &&
+		       mem_page_nonzero(ram + (p + run) * MEM_PAGE))
+			run++;
+		if (!run) {
+			p++;
+			continue;
+		}
+		if (pwrite(fd, ram + p * MEM_PAGE, run * MEM_PAGE, (off_t)(p * MEM_PAGE)) !=
+		    (ssize_t)(run * MEM_PAGE))
+			ret = -EIO;
+		p += run;
+	}
+	if (fd >= 0 && !ret && fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	free(hint);
+	return ret;
+}
+
+/* The frozen layer and everything under it, base first, as plain names. */
+static int chain_of(const struct disk_layer *top, struct snap_file *f, int *n)
+{
+	struct qcow2_open_opts o = { .allowed_root = "." };
+	struct qcow2_info info;
+	int k = 0, ret = 0;
+
+	if (!strcmp(top->format, "qcow2")) {
+		ret = qcow2_info_get(top->file, &o, &info);
+		if (ret)
+			return ret;
+		if (info.chain_len + 2 > SNAP_MAX_FILES)
+			ret = -E2BIG;
+		for (int i = (int)info.chain_len - 1; !ret && i >= 0; i--, k++) {
+			snprintf(f[k].name, sizeof(f[k].name), "%s", basename(info.chain[i].path));
+			snprintf(f[k].format, sizeof(f[k].format), "%s", info.chain[i].format);
+		}
+		qcow2_info_free(&info);
+	}
+	snprintf(f[k].name, sizeof(f[k].name), "%s", top->file);
+	snprintf(f[k].format, sizeof(f[k].format), "%s", top->format);
+	*n = k + 1;
+	return ret;
+}
+
+static int copy_in(int dfd, struct snap_file *f)
+{
+	int in = open(f->name, O_RDONLY | O_CLOEXEC), ret;
+	int out = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+	ret = in < 0 || out < 0 ? -errno : crc_copy(in, out, &f->size, &f->crc);
+	if (!ret && fsync(out))
+		ret = -errno;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
+}
+
+static void file_section(struct snap_w *w, const struct snap_file *f, int n)
+{
+	struct snap_w s = { 0 };
+
+	snap_w_u32(&s, (uint32_t)n);
+	for (int i = 0; i < n; i++) {
+		snap_w_blob(&s, f[i].name, (uint32_t)strlen(f[i].name));
+		snap_w_blob(&s, f[i].format, (uint32_t)strlen(f[i].format));
+		snap_w_u64(&s, f[i].size);
+		snap_w_u32(&s, f[i].crc);
+	}
+	snap_state_section(w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
+	if (s.err)
+		w->err = s.err;
+	snap_w_free(&s);
+}
+
+static int write_state(int dfd, struct snap_w *w)
+{
+	int fd = openat(dfd, SNAP_DIR_STATE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, w->p, w->len) != (ssize_t)w->len || fsync(fd))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* Paused: state, memory, and the disk frozen so its layers stop changing. */
+static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_file *f, int *n,
+			 char *err, size_t errlen)
+{
+	struct disk_layers *dl = snap_mgr_disk(vm);
+	struct disk_layer frozen;
+	int depth, ret = vm_snap_capture(vm, w, err, errlen);
+
+	if (ret)
+		return ret;
+	ret = write_memory(vm, dfd);
+	if (ret) {
+		snprintf(err, errlen, "writing the memory file: %s", strerror(-ret));
+		return ret;
+	}
+	if (!dl) {
+		snprintf(err, errlen, "this VM has no disk layers");
+		return -ENOTSUP;
+	}
+	ret = disk_layers_freeze(vm, dl, &frozen, &depth, err, errlen);
+	if (!ret && (ret = chain_of(&frozen, f + 1, n)))
+		snprintf(err, errlen, "disk chain of %s: %s", frozen.file, strerror(-ret));
+	return ret;
+}
+
+int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
+{
+	struct snap_file f[SNAP_MAX_FILES];
+	struct snap_w w = { 0 };
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0, ret;
+	bool was;
+
+	memset(f, 0, sizeof(f));
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	if (!snap_pause(vm, &was)) {
+		close(dfd);
+		snprintf(err, errlen, "cannot pause the vCPUs");
+		return -ETIMEDOUT;
+	}
+	ret = export_paused(vm, dfd, &w, f, &n, err, errlen);
+	snap_resume(vm, was);
+	/* The layers are frozen: copy them while the guest runs on. */
+	for (int i = 1; !ret && i <= n; i++)
+		if ((ret = copy_in(dfd, &f[i])))
+			snprintf(err, errlen, "copying disk layer %s: %s", f[i].name, strerror(-ret));
+	if (!ret) {
+		int mfd = openat(dfd, SNAP_DIR_MEMORY, O_RDONLY | O_CLOEXEC);
+
+		snprintf(f[0].name, sizeof(f[0].name), SNAP_DIR_MEMORY);
+		snprintf(f[0].format, sizeof(f[0].format), "memory");
+		ret = mfd < 0 ? -errno : snap_file_crc(mfd, &f[0].size, &f[0].crc);
+		if (mfd >= 0)
+			close(mfd);
+		file_section(&w, f, n + 1);
+		if (!ret)
+			ret = snap_state_finish(&w);
+		if (!ret)
+			ret = write_state(dfd, &w);
+		if (ret)
+			snprintf(err, errlen, "writing the state file: %s", strerror(-ret));
+	}
+	snap_w_free(&w);
+	close(dfd);
+	return ret;
+}
+
+static int read_state(int dfd, uint8_t **buf, size_t *len)
+{
+	int fd = openat(dfd, SNAP_DIR_STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	struct stat st;
+
+	*buf = NULL;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		ret = -EINVAL;
+	else if ((uint64_t)st.st_size > SNAP_STATE_MAX)
+		ret = -E2BIG;
+	else if (!(*buf = malloc((size_t)st.st_size + 1)))
+		ret = -ENOMEM;
+	else if (read(fd, *buf, (size_t)st.st_size) != st.st_size)
+		ret = -EIO;
+	*len = (size_t)st.st_size;
+	close(fd);
+	if (ret) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return ret;
+}
+
+/* A plain name in the snapshot directory, and not one of its fixed files. */
+static bool name_ok(const char *s)
+{
+	return s[0] && s[0] != '.' && !strchr(s, '/') && strcmp(s, SNAP_DIR_STATE) &&
+	       strcmp(s, "config.json");
+}
+
+static int decode_files(const struct snap_section *sec, struct snap_dir_info *out)
+{
+	struct snap_r r;
+	uint32_t n;
+
+	snap_r_init(&r, sec->data, sec->len);
+	n = snap_r_u32(&r);
+	if (r.err || n < 2 || n > SNAP_MAX_FILES || sec->version != 1)
+		return -EBADMSG;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_file *f = &out->f[i];
+		uint32_t nl, fl;
+		const uint8_t *name = snap_r_blob(&r, sizeof(f->name) - 1, &nl);
+		const uint8_t *fmt = snap_r_blob(&r, sizeof(f->format) - 1, &fl);
+
+		if (!name || !fmt)
+			return -EBADMSG;
+		memcpy(f->name, name, nl);
+		memcpy(f->format, fmt, fl);
+		f->size = snap_r_u64(&r);
+		f->crc = snap_r_u32(&r);
+		if (strlen(f->name) != nl || strlen(f->format) != fl || !name_ok(f->name))
+			return -EBADMSG;
+		if (i == 0 ? strcmp(f->name, SNAP_DIR_MEMORY) || strcmp(f->format, "memory") :
+			     strcmp(f->format, "raw") && strcmp(f->format, "qcow2"))
+			return -EBADMSG;
+		for (uint32_t k = 0; k < i; k++)
+			if (!strcmp(out->f[k].name, f->name))
+				return -EBADMSG;
+	}
+	out->nfiles = (int)n;
+	return snap_r_done(&r);
+}
+
+static int check_file(int dfd, const struct snap_file *f, char *err, size_t errlen)
+{
+	int fd = openat(dfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret;
+	uint64_t size = 0;
+	uint32_t crc = 0;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(errno));
+		return -errno;
+	}
+	ret = snap_file_crc(fd, &size, &crc);
+	close(fd);
+	if (ret) {
+		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(-ret));
+		return ret;
+	}
+	if (size != f->size) {
+		snprintf(err, errlen, "snapshot file %s: %llu bytes, the snapshot recorded %llu "
+			 "(truncated or replaced)", f->name, (unsigned long long)size,
+			 (unsigned long long)f->size);
+		return -EBADMSG;
+	}
+	if (crc != f->crc) {
+		snprintf(err, errlen, "snapshot file %s: checksum mismatch (damaged or replaced)", f->name);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
+{
+	struct snap_state *st = calloc(1, sizeof(*st));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	const struct snap_section *sec;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	memset(out, 0, sizeof(*out));
+	ret = dfd < 0 ? -errno : st ? read_state(dfd, &buf, &len) : -ENOMEM;
+	if (ret) {
+		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
+		goto out;
+	}
+	ret = snap_state_parse(buf, len, st, err, errlen);
+	if (ret)
+		goto out;
+	sec = snap_state_find(st, SNAP_SEC_FILE, 0);
+	if (!sec || decode_files(sec, out)) {
+		snprintf(err, errlen, "snapshot state: missing or invalid file list");
+		ret = -EBADMSG;
+		goto out;
+	}
+	out->ram_size = st->h.ram_size;
+	out->ncpus = (int)st->h.ncpus;
+	if (out->f[0].size != out->ram_size) {
+		snprintf(err, errlen, "snapshot state: memory file size is not the RAM size");
+		ret = -EBADMSG;
+		goto out;
+	}
+	for (int i = 0; !ret && i < out->nfiles; i++)
+		ret = check_file(dfd, &out->f[i], err, errlen);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(buf);
+	free(st);
+	return ret;
+}
+
+int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,
+		     char *err, size_t errlen)
+{
+	int sfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (sfd < 0 || dfd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", sfd < 0 ? dir : dst, strerror(errno));
+	}
+	for (int i = 1; !ret && i < in->nfiles; i++) {
+		const struct snap_file *f = &in->f[i];
+		int a = openat(sfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		int b = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		uint64_t size = 0;
+		uint32_t crc = 0;
+
+		ret = a < 0 || b < 0 ? -errno : crc_copy(a, b, &size, &crc);
+		if (!ret && (size != f->size || crc != f->crc))
+			ret = -EBADMSG;	/* changed since it was verified */
+		if (ret)
+			snprintf(err, errlen, "copying disk layer %s: %s", f->name, strerror(-ret));
+		if (a >= 0)
+			close(a);
+		if (b >= 0)
+			close(b);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return ret;
+}
+
+int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
+{
+	struct vm_snap_loaded *l = NULL;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+
+	ret = dfd < 0 ? -errno : read_state(dfd, &buf, &len);
+	if (dfd >= 0)
+		close(dfd);
+	if (ret) {
+		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
+		return ret;
+	}
+	ret = vm_snap_check(vm, buf, len, &l, err, errlen);
+	if (!ret)
+		ret = vm_snap_apply(vm, l, false, err, errlen);
+	vm_snap_loaded_free(l);
+	free(buf);
+	return ret;
+}
+
+int snap_restore_pending(char *dir, size_t cap)
+{
+	FILE *fp = fopen(SNAP_RESTORE_FILE, "re");
+	char *nl;
+
+	if (!fp)
+		return -ENOENT;
+	if (!fgets(dir, (int)cap, fp) || dir[0] != '/') {
+		fclose(fp);
+		return -EINVAL;
+	}
+	fclose(fp);
+	nl = strchr(dir, '\n');
+	if (nl)
+		*nl = 0;
+	return 0;
+}

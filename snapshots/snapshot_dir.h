@@ -1,0 +1,60 @@
+/*
+ * Self-contained snapshots on disk (`mvm snapshot`, `restore`, `fork`): a
+ * directory holding
+ *   state    the state file (snapshots/state_file.h), whose FILE section
+ *            lists the other files with their sizes and checksums,
+ *   memory   guest RAM, RAM-sized and sparse (restore maps it MAP_PRIVATE:
+ *            lazy, and forks share its page cache; it must not change while
+ *            a restored sandbox lives),
+ *   the disk layers (base first), under the names their qcow2 headers use,
+ *   config.json  the sandbox's configuration (added by the CLI).
+ * Everything is verified (state checksum, sizes, file checksums) before a
+ * restore creates anything.
+ */
+#ifndef MVM_SNAPSHOT_DIR_H
+#define MVM_SNAPSHOT_DIR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAP_SEC_FILE   0x454c4946u	/* "FILE" */
+#define SNAP_DIR_STATE  "state"
+#define SNAP_DIR_MEMORY "memory"
+#define SNAP_MAX_FILES  20
+
+struct vm;
+
+struct snap_file {
+	char name[64];
+	char format[8];		/* "memory", "raw", "qcow2" */
+	uint64_t size;
+	uint32_t crc;
+};
+
+struct snap_dir_info {
+	uint64_t ram_size;
+	int ncpus;
+	int nfiles;		/* [0] memory, then disk layers base first */
+	struct snap_file f[SNAP_MAX_FILES];
+};
+
+/* VMM side: write a snapshot of the running @vm into the empty directory
+ * @dir (absolute). The VM pauses for state and memory, then runs on a new
+ * disk overlay while the frozen layers are copied. 0 or -errno. */
+int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen);
+/* Check every file of the snapshot in @dir; fill @out. 0 or -errno. */
+int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
+/* Copy the disk layers of @in from @dir into @dst (a directory), checking
+ * each checksum again on the way. 0 or -errno. */
+int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,
+		     char *err, size_t errlen);
+/* VMM side, after vm_create with restore_mem: load @dir's state. */
+int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen);
+/* A sandbox to be restored has SNAP_RESTORE_FILE in its state directory
+ * naming the snapshot directory; the VMM (cwd: the state dir) reads it. */
+#define SNAP_RESTORE_FILE "restore-from"
+int snap_restore_pending(char *dir, size_t cap);
+/* Checksum of a file's contents (holes read as zeroes), as in the FILE section. */
+int snap_file_crc(int fd, uint64_t *size, uint32_t *crc);
+
+#endif

@@ -1,0 +1,165 @@
+/* Snapshot directories as hostile input: snap_verify_dir before a restore. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "snapshots/snapshot_dir.h"
+#include "snapshots/state_file.h"
+
+#define RAM (64ULL << 20)
+
+static char dir[64];
+static char err[512];
+
+static void put(const char *name, const void *p, size_t n, off_t size)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, p, n, 0), (ssize_t)n);
+	cr_assert_eq(ftruncate(fd, size), 0);
+	close(fd);
+}
+
+static void crc_of(const char *name, struct snap_file *f)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY);
+	cr_assert_eq(snap_file_crc(fd, &f->size, &f->crc), 0);
+	close(fd);
+}
+
+/* A snapshot with memory and two layers; @names may override the layer names. */
+static void make_snapshot(const char *l1, const char *l2)
+{
+	struct snap_header h = { .ram_size = RAM, .nr_regions = 1, .ncpus = 1 };
+	struct snap_file f[3] = { { .name = "memory", .format = "memory" },
+				  { .format = "raw" }, { .format = "qcow2" } };
+	struct snap_w w = { 0 }, s = { 0 };
+
+	snprintf(f[1].name, sizeof(f[1].name), "%s", l1);
+	snprintf(f[2].name, sizeof(f[2].name), "%s", l2);
+	h.regions[0].size = RAM;
+	strcpy(h.cpu_vendor, "AuthenticAMD");
+	put("memory", "guest ram", 9, (off_t)RAM);
+	put("base.img", "base layer", 10, 1 << 20);
+	put("layer-1.qcow2", "QFI\xfb top", 8, 4096);
+	crc_of("memory", &f[0]);
+	crc_of("base.img", &f[1]);
+	crc_of("layer-1.qcow2", &f[2]);
+	snap_w_u32(&s, 3);
+	for (int i = 0; i < 3; i++) {
+		snap_w_blob(&s, f[i].name, (uint32_t)strlen(f[i].name));
+		snap_w_blob(&s, f[i].format, (uint32_t)strlen(f[i].format));
+		snap_w_u64(&s, f[i].size);
+		snap_w_u32(&s, f[i].crc);
+	}
+	snap_state_begin(&w, &h);
+	snap_state_section(&w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
+	cr_assert_eq(snap_state_finish(&w), 0);
+	put("state", w.p, w.len, (off_t)w.len);
+	snap_w_free(&w);
+	snap_w_free(&s);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/mvm-snapdir-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(snap_dir, .init = setup, .fini = teardown);
+
+Test(snap_dir, intact_snapshot_verifies)
+{
+	struct snap_dir_info in;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(in.nfiles, 3);
+	cr_assert_eq(in.ram_size, RAM);
+	cr_assert_str_eq(in.f[2].name, "layer-1.qcow2");
+}
+
+Test(snap_dir, changed_layer_is_refused)
+{
+	struct snap_dir_info in;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	put("base.img", "BASE layer", 10, 1 << 20);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "base.img") && strstr(err, "checksum"), "%s", err);
+}
+
+Test(snap_dir, data_moved_into_a_hole_is_refused)
+{
+	struct snap_dir_info in;
+	char path[128];
+	int fd;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	/* Same bytes, same size, but at another offset: the checksum covers offsets. */
+	snprintf(path, sizeof(path), "%s/base.img", dir);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	cr_assert_eq(pwrite(fd, "base layer", 10, 8192), 10);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	cr_assert_neq(snap_verify_dir(dir, &in, err, sizeof(err)), 0);
+}
+
+Test(snap_dir, truncated_memory_is_refused)
+{
+	struct snap_dir_info in;
+	char path[128];
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	snprintf(path, sizeof(path), "%s/memory", dir);
+	cr_assert_eq(truncate(path, (off_t)RAM - 4096), 0);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "memory") && strstr(err, "truncated"), "%s", err);
+}
+
+Test(snap_dir, names_outside_the_directory_are_refused)
+{
+	struct snap_dir_info in;
+
+	make_snapshot("../base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	make_snapshot("base.img", "state");
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	make_snapshot("base.img", "base.img");
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+}
+
+Test(snap_dir, flipped_state_is_refused)
+{
+	struct snap_dir_info in;
+	char path[128];
+	int fd;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	snprintf(path, sizeof(path), "%s/state", dir);
+	fd = open(path, O_WRONLY);
+	cr_assert_eq(pwrite(fd, "\xff", 1, 140), 1);
+	close(fd);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "checksum"), "%s", err);
+}
