@@ -1,0 +1,35 @@
+/*
+ * What a guest-supplied path may be before the host writes it, diffs it or
+ * names it in a report. Pure and lexical: callers still resolve beneath
+ * their directory with O_NOFOLLOW; these checks decide what to refuse and
+ * give the reason in words a reviewer understands.
+ */
+#ifndef MVM_PATH_SANITIZE_H
+#define MVM_PATH_SANITIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PS_NAME_MAX 255		/* bytes per component (NAME_MAX) */
+#define PS_PATH_MAX 4095	/* bytes per relative path */
+
+/*
+ * NULL if @path (relative to a tree root, "" = the root) may be written
+ * beneath it; else why not: absolute, empty/"."/".." component, a component
+ * over PS_NAME_MAX, the whole over @max_len (0: PS_PATH_MAX), or a control
+ * character (newline, tab, ESC, DEL...) in a name.
+ */
+const char *ps_path_refusal(const char *path, size_t max_len);
+/*
+ * A symlink at @linkpath with @target stays inside the tree whatever the
+ * other links in it point to: relative, ".." only as leading components,
+ * and those never climb above the root. ("a/.." after a link "a -> ." would
+ * climb out, so ".." after a name is refused.)
+ */
+bool ps_link_inside(const char *linkpath, const char *target);
+/* A component is ".git" (any case): git metadata, never read or exported. */
+bool ps_is_git_meta(const char *path);
+/* Copy @in to @out (@cap bytes) with control bytes and backslashes escaped (\n, \x1b, \\). */
+void ps_escape(const char *in, char *out, size_t cap);
+
+#endif
