@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cmd_image.h"
+#include "tools/cmd_promote.h"
 
 struct verb {
 	const char *name;
@@ -24,6 +25,9 @@ static const struct verb verbs[] = {
 	{ "logs", cmd_logs, "print a sandbox's console log" },
 	{ "events", cmd_events, "print a sandbox's lifecycle events" },
 	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show)" },
+	{ "diff", cmd_diff, "the changes to a --copy tree, as a git-style patch" },
+	{ "export", cmd_export, "copy a guest tree out into a new host directory" },
+	{ "promote", cmd_promote, "run checks, then write a review bundle (patch + report)" },
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
 };
 

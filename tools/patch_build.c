@@ -100,6 +100,15 @@ static int load(struct ctx *x, int side, const struct mf_entry *e)
 	return ret;
 }
 
+/* .gitattributes can name filter drivers, .gitmodules submodule URLs: worth a reviewer's eye. */
+static bool git_behaviour(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strcmp(base, ".gitattributes") || !strcmp(base, ".gitmodules");
+}
+
 static void count(struct patch_stats *st, const struct change *c, bool binary)
 {
 	st->files++;
@@ -131,6 +140,8 @@ static int one(struct ctx *x, struct outbuf *o, const struct change *c, const st
 	if (ret)
 		goto out;
 	ret = dg_write(o, c, c->old ? &x->blob[0] : NULL, c->new ? &x->blob[1] : NULL, &binary);
+	if (git_behaviour(path) && note && note->fn)
+		note->fn(note->opaque, path, "changes how git behaves on the host (attributes, submodules): review it");
 	if (binary && note && note->fn)
 		note->fn(note->opaque, path, "binary: marked in the patch, git apply will not apply it");
 	count(st, c, binary);

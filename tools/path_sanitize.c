@@ -40,36 +40,6 @@ const char *ps_path_refusal(const char *path, size_t max_len)
 	return NULL;
 }
 
-bool ps_link_inside(const char *linkpath, const char *target)
-{
-	int depth = 0;
-	bool named = false;
-	const char *c;
-
-	if (!target[0] || target[0] == '/' || strlen(target) > PS_PATH_MAX)
-		return false;
-	for (c = target; *c; c++)
-		if (is_ctl((unsigned char)*c))
-			return false;
-	for (c = linkpath; *c; c++)
-		depth += *c == '/';
-	for (c = target; *c;) {
-		size_t n = strcspn(c, "/");
-
-		if (n == 2 && c[0] == '.' && c[1] == '.') {
-			/* After a name, ".." climbs from wherever that name (maybe a link) led. */
-			if (named || --depth < 0)
-				return false;
-		} else if (n && !(n == 1 && c[0] == '.')) {
-			named = true;
-		}
-		c += n;
-		if (*c == '/')
-			c++;
-	}
-	return true;
-}
-
 bool ps_is_git_meta(const char *path)
 {
 	const char *c = path;

@@ -2,7 +2,8 @@
  * What a guest-supplied path may be before the host writes it, diffs it or
  * names it in a report. Pure and lexical: callers still resolve beneath
  * their directory with O_NOFOLLOW; these checks decide what to refuse and
- * give the reason in words a reviewer understands.
+ * give the reason in words a reviewer understands. Symlink targets:
+ * ap_link_inside() (guest/agent/proto.h).
  */
 #ifndef MVM_PATH_SANITIZE_H
 #define MVM_PATH_SANITIZE_H
@@ -20,13 +21,6 @@
  * character (newline, tab, ESC, DEL...) in a name.
  */
 const char *ps_path_refusal(const char *path, size_t max_len);
-/*
- * A symlink at @linkpath with @target stays inside the tree whatever the
- * other links in it point to: relative, ".." only as leading components,
- * and those never climb above the root. ("a/.." after a link "a -> ." would
- * climb out, so ".." after a name is refused.)
- */
-bool ps_link_inside(const char *linkpath, const char *target);
 /* A component is ".git" (any case): git metadata, never read or exported. */
 bool ps_is_git_meta(const char *path);
 /* Copy @in to @out (@cap bytes) with control bytes and backslashes escaped (\n, \x1b, \\). */

@@ -11,11 +11,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "guest/agent/proto.h"
+
 struct tree_opts {
 	uint64_t max_bytes;		/* total file bytes accepted/sent; 0: no limit */
 	uint64_t max_entries;		/* receiver: entries accepted; 0: no limit */
 	bool links_outside;		/* receiver: keep symlinks that leave the tree */
 	bool keep_special_bits;		/* receiver: keep setuid/setgid/sticky */
+	uint64_t max_file;		/* sender: skip files larger than this; 0: no limit */
+	bool report_skips;		/* sender: skipped entries as AP_SKIPPED entries, not WARN */
+	bool skip_hardlinks;		/* sender: skip regular files with more than one link */
+	/*
+	 * Receiver: NULL accepts @e; a reason refuses it (a file's data is
+	 * drained). Refusals go to skipped() unless the filter sets *quiet.
+	 */
+	const char *(*filter)(void *opaque, const struct ap_entry *e, bool *quiet);
+	/* Receiver: an entry left out (by the sender, the filter or the link rule); NULL: warn(). */
+	void (*skipped)(void *opaque, const char *path, const char *why);
 	/* A non-fatal problem (skipped entry). @msg is a full sentence. */
 	void (*warn)(void *opaque, const char *msg);
 	void *opaque;
