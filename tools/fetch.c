@@ -117,7 +117,8 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 	}
 	ap_put_str(&w, gpath);
 	ap_put_u64(&w, o->max_file);
-	ap_put_u32(&w, AP_GET_REPORT | AP_GET_NO_HARDLINKS);
+	/* .git is refused here too; the agent leaving it out saves sending its objects. */
+	ap_put_u32(&w, AP_GET_REPORT | AP_GET_NO_HARDLINKS | AP_GET_NO_GIT);
 	ret = w.err ? -ENAMETOOLONG : ap_write_frame(fd, AP_GET, req, w.len);
 	if (ret)
 		snprintf(o->err, sizeof(o->err), "sending the request: %s", strerror(-ret));

@@ -71,6 +71,22 @@ static int keep_unfetched(const struct manifest *base, struct manifest *cur, con
 	return 0;
 }
 
+/* A --copy of one file: its entry is the root (""); the patch names it by its guest name. */
+static int name_file_root(struct manifest *m, const char *guest_root)
+{
+	const char *base = strrchr(guest_root, '/');
+	char *n;
+
+	if (m->n != 1 || m->e[0].path[0] || m->e[0].kind != MF_FILE)
+		return 0;
+	n = strdup(base ? base + 1 : guest_root);
+	if (!n)
+		return -ENOMEM;
+	free(m->e[0].path);
+	m->e[0].path = n;
+	return 0;
+}
+
 static int compare(const char *name, struct wsdiff *w, const struct manifest *base, const char *rel,
 		   const char *tmp)
 {
@@ -86,7 +102,9 @@ static int compare(const char *name, struct wsdiff *w, const struct manifest *ba
 		snprintf(w->err, sizeof(w->err), "scanning the fetched copy: %s", so.err);
 		goto out;
 	}
-	ret = keep_unfetched(base, &cur, rel, &w->refused);
+	ret = name_file_root(&cur, base->guest_root);
+	if (!ret)
+		ret = keep_unfetched(base, &cur, rel, &w->refused);
 	if (!ret)
 		ret = baseline_blob_dir(name, blobs, sizeof(blobs));
 	if (!ret)
@@ -140,6 +158,11 @@ static int locate(const char *name, struct wsdiff *w, struct manifest **ms, int 
 		baseline_free(*ms, *n);
 		*ms = NULL;
 		return -ENOENT;
+	}
+	if (name_file_root(&(*ms)[i], (*ms)[i].guest_root)) {
+		baseline_free(*ms, *n);
+		*ms = NULL;
+		return -ENOMEM;
 	}
 	snprintf(w->guest_root, sizeof(w->guest_root), "%s", (*ms)[i].guest_root);
 	snprintf(w->host_src, sizeof(w->host_src), "%s", (*ms)[i].host_src);

@@ -77,7 +77,8 @@ enum ap_entry_kind { AP_FILE = 1, AP_DIR = 2, AP_SYMLINK = 3, AP_SKIPPED = 4 };
 /* GET options (u32 after the path and the u64 per-file limit; both optional). */
 #define AP_GET_REPORT       0x1u	/* skipped entries as AP_SKIPPED entries, not WARN */
 #define AP_GET_NO_HARDLINKS 0x2u	/* skip regular files with more than one link */
-#define AP_GET_FLAGS        (AP_GET_REPORT | AP_GET_NO_HARDLINKS)
+#define AP_GET_NO_GIT       0x4u	/* skip directories and files named .git (any case) */
+#define AP_GET_FLAGS        (AP_GET_REPORT | AP_GET_NO_HARDLINKS | AP_GET_NO_GIT)
 
 struct ap_entry {
 	uint32_t kind;

@@ -96,6 +96,7 @@ static void do_get(int conn, const uint8_t *p, size_t len)
 		flags = ap_get_u32(&r);
 	o.report_skips = flags & AP_GET_REPORT;
 	o.skip_hardlinks = flags & AP_GET_NO_HARDLINKS;
+	o.skip_git = flags & AP_GET_NO_GIT;
 	if (r.err || r.off != len || !path[0] || (flags & ~AP_GET_FLAGS)) {
 		agent_error(conn, "malformed get request");
 		return;

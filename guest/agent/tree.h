@@ -21,6 +21,7 @@ struct tree_opts {
 	uint64_t max_file;		/* sender: skip files larger than this; 0: no limit */
 	bool report_skips;		/* sender: skipped entries as AP_SKIPPED entries, not WARN */
 	bool skip_hardlinks;		/* sender: skip regular files with more than one link */
+	bool skip_git;			/* sender: skip entries named .git (any case) */
 	/*
 	 * Receiver: NULL accepts @e; a reason refuses it (a file's data is
 	 * drained). Refusals go to skipped() unless the filter sets *quiet.

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +104,8 @@ static int send_child(struct sender *s, int dfd, const char *name, int depth)
 	ssize_t n;
 	int fd, ret;
 
+	if (s->o->skip_git && !strcasecmp(name, ".git"))
+		return skip(s, "git metadata: never copied out (its hooks and config would run on the host)", 0);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return fail(s, -errno, "stat");
 	if (S_ISLNK(st.st_mode)) {
