@@ -39,6 +39,8 @@ static const char promote_usage[] =
 	"\n"
 	"  --check CMD          a check; repeatable, run in order\n"
 	"  --out DIR            where the bundle goes\n"
+	"  --workspace PATH     the --copy tree (or a path in it) to diff, when there\n"
+	"                       are several (as mvm diff's GUEST_PATH)\n"
 	"  --workdir DIR        where checks run (default: the --copy tree)\n"
 	"  --check-timeout SECS kill a check after SECS (default 3600)\n"
 	"  --max-output SIZE    refuse a patch larger than SIZE (default 64M)\n"
@@ -147,6 +149,14 @@ static int promote(struct promote_opts *o)
 	}
 	if (!ret)
 		ret = write_bundle(o, dfd);
+	if (!ret) {
+		/* mkdtemp made it 0700; the bundle gets the user's usual mode. */
+		mode_t mask = umask(0);
+
+		umask(mask);
+		if (fchmod(dfd, 0777 & ~mask))
+			ret = -errno;
+	}
 	if (dfd >= 0)
 		close(dfd);
 	if (!ret && renameat2(AT_FDCWD, stage, AT_FDCWD, o->out, RENAME_NOREPLACE))
@@ -163,7 +173,7 @@ static int parse(struct promote_opts *o, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "check", required_argument, NULL, 'c' }, { "out", required_argument, NULL, 'O' },
-		{ "workdir", required_argument, NULL, 'w' }, { "check-timeout", required_argument, NULL, 'T' },
+		{ "workdir", required_argument, NULL, 'w' }, { "workspace", required_argument, NULL, 'W' }, { "check-timeout", required_argument, NULL, 'T' },
 		{ "max-output", required_argument, NULL, 'o' }, { "max-size", required_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
@@ -184,6 +194,8 @@ static int parse(struct promote_opts *o, int argc, char **argv)
 			o->out = optarg;
 		} else if (c == 'w') {
 			o->workdir = optarg;
+		} else if (c == 'W') {
+			o->w.gpath = optarg;
 		} else if (c == 'T') {
 			if (cli_parse_int(optarg, 1, 4000000, &o->timeout_s))
 				goto bad;
