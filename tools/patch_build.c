@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guest/agent/tree.h"
 #include "tools/changeset.h"
 #include "tools/diff_git.h"
 #include "tools/patch_build.h"
@@ -15,33 +16,14 @@
 /* Open @rel beneath @dir_fd, never following a symlink on the way. fd or -errno. */
 static int open_beneath(int dir_fd, const char *rel)
 {
-	char comp[256];
-	const char *c = rel, *slash;
-	int fd = dup(dir_fd);
+	const char *leaf;
+	int pfd = tree_open_parent(dir_fd, rel, &leaf), fd;
 
-	while (fd >= 0 && (slash = strchr(c, '/'))) {
-		size_t n = (size_t)(slash - c);
-		int next;
-
-		if (n >= sizeof(comp)) {
-			close(fd);
-			return -ENAMETOOLONG;
-		}
-		memcpy(comp, c, n);
-		comp[n] = 0;
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-		c = slash + 1;
-	}
-	if (fd < 0)
-		return -errno;
-	{
-		int f = openat(fd, c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-
-		close(fd);
-		return f < 0 ? -errno : f;
-	}
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, leaf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	close(pfd);
+	return fd < 0 ? -errno : fd;
 }
 
 /* Whole regular file at @fd, at most PATCH_FILE_MAX bytes. 0, -EFBIG or -errno. */

@@ -48,6 +48,12 @@ int tree_send(int fd, const char *path, struct tree_opts *o);
  */
 int tree_recv(int fd, int parent_fd, const char *name, struct tree_opts *o);
 /*
+ * Open the directory holding @path's last component beneath @root_fd, one
+ * component at a time with O_NOFOLLOW (a symlink on the way fails with
+ * ELOOP/ENOTDIR); *@leaf points into @path. fd or -errno.
+ */
+int tree_open_parent(int root_fd, const char *path, const char **leaf);
+/*
  * Where `cp SRC DEST` puts SRC's copy: inside DEST if it is a directory,
  * else at DEST. Opens the parent directory (following the user's own path)
  * and gives the final name. 0 or -errno.

@@ -66,12 +66,16 @@ static void note_skip(struct receiver *r, const char *path, const char *why)
 	warn(r, msg);
 }
 
-/* Open the directory holding @path's last component; *leaf points into @path. */
 static int open_parent(struct receiver *r, const char *path, const char **leaf)
+{
+	return tree_open_parent(r->root_fd, path, leaf);
+}
+
+int tree_open_parent(int root_fd, const char *path, const char **leaf)
 {
 	char comp[256];
 	const char *c = path, *slash;
-	int fd = dup(r->root_fd);
+	int fd = dup(root_fd);
 
 	while (fd >= 0 && (slash = strchr(c, '/'))) {
 		size_t n = (size_t)(slash - c);
