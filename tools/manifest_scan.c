@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "guest/agent/proto.h"
+#include "guest/agent/tree.h"
 #include "tools/manifest.h"
 
 #define SCAN_MAX_DEPTH 256
@@ -142,11 +143,24 @@ static int scan_child(struct scan *s, int dfd, const char *name, int depth)
 	return ret;
 }
 
+struct walk {
+	struct scan *s;
+	int depth;
+};
+
+static int walk_child(void *ctx, int dfd, const char *name, bool fits)
+{
+	struct walk *w = ctx;
+
+	if (!fits)
+		return fail(w->s, -ENAMETOOLONG, "path too long under");
+	return scan_child(w->s, dfd, name, w->depth);
+}
+
 static int scan_dir(struct scan *s, int dfd, int depth)
 {
-	size_t base = strlen(s->path);
-	struct dirent *de;
-	int ret = 0, fd2;
+	struct walk w = { s, depth };
+	int ret, fd2;
 	DIR *d;
 
 	if (depth > SCAN_MAX_DEPTH)
@@ -155,17 +169,7 @@ static int scan_dir(struct scan *s, int dfd, int depth)
 	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	if (!d)
 		return fail(s, -errno, "opendir");
-	while (!ret && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (base + strlen(de->d_name) + 2 >= sizeof(s->path)) {
-			ret = fail(s, -ENAMETOOLONG, "path too long under");
-			break;
-		}
-		snprintf(s->path + base, sizeof(s->path) - base, "%s%s", base ? "/" : "", de->d_name);
-		ret = scan_child(s, dfd, de->d_name, depth);
-		s->path[base] = 0;
-	}
+	ret = tree_walk_dir(d, dfd, s->path, sizeof(s->path), walk_child, &w);
 	closedir(d);
 	return ret;
 }

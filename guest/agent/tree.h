@@ -47,6 +47,14 @@ int tree_send(int fd, const char *path, struct tree_opts *o);
  * 0 or -errno with o->err set.
  */
 int tree_recv(int fd, int parent_fd, const char *name, struct tree_opts *o);
+/* One entry of a directory walk; @fits is false when its path would not fit in the buffer. */
+typedef int (*tree_child_fn)(void *ctx, int dfd, const char *name, bool fits);
+/*
+ * Call @child for each entry of @dir (a DIR * over the directory @dfd) but
+ * "." and "..", with @path (a buffer of @cap bytes) extended by "/name"
+ * during the call when it fits. Stops at the first non-zero return: that, or 0.
+ */
+int tree_walk_dir(void *dir, int dfd, char *path, size_t cap, tree_child_fn child, void *ctx);
 /*
  * Open the directory holding @path's last component beneath @root_fd, one
  * component at a time with O_NOFOLLOW (a symlink on the way fails with

@@ -136,11 +136,24 @@ static int send_child(struct sender *s, int dfd, const char *name, int depth)
 	return ret;
 }
 
+struct walk {
+	struct sender *s;
+	int depth;
+};
+
+static int walk_child(void *ctx, int dfd, const char *name, bool fits)
+{
+	struct walk *w = ctx;
+
+	if (!fits)
+		return skip(w->s, "an entry's path is too long", 0);
+	return send_child(w->s, dfd, name, w->depth);
+}
+
 static int send_dir(struct sender *s, int dfd, int depth)
 {
-	size_t base = strlen(s->path);
-	struct dirent *de;
-	int ret = 0, fd2;
+	struct walk w = { s, depth };
+	int ret, fd2;
 	DIR *d;
 
 	if (depth > MAX_DEPTH)
@@ -149,17 +162,7 @@ static int send_dir(struct sender *s, int dfd, int depth)
 	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	if (!d)
 		return fail(s, -errno, "opendir");
-	while (!ret && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (base + strlen(de->d_name) + 2 >= sizeof(s->path)) {
-			ret = skip(s, "an entry's path is too long", 0);
-			continue;
-		}
-		snprintf(s->path + base, sizeof(s->path) - base, "%s%s", base ? "/" : "", de->d_name);
-		ret = send_child(s, dfd, de->d_name, depth);
-		s->path[base] = 0;
-	}
+	ret = tree_walk_dir(d, dfd, s->path, sizeof(s->path), walk_child, &w);
 	closedir(d);
 	return ret;
 }
