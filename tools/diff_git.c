@@ -4,6 +4,8 @@
 
 #include "tools/diff_git.h"
 #include "tools/diff_unified.h"
+#include "tools/git_binary.h"
+#include "tools/sha1.h"
 
 bool dg_is_binary(const struct dg_blob *b)
 {
@@ -69,15 +71,31 @@ static void header(struct outbuf *o, const struct change *c)
 	}
 }
 
+/* The full "index A..B" line git apply requires for binary patches, then the literals. */
+static void binary_patch(struct outbuf *o, const struct change *c, const struct dg_blob *old,
+			 const struct dg_blob *new)
+{
+	static const char zero[] = "0000000000000000000000000000000000000000";
+	char a[41], b[41];
+
+	git_blob_id(old->p, old->len, a);
+	git_blob_id(new->p, new->len, b);
+	ob_printf(o, "index %s..%s", c->kind == CHG_ADD ? zero : a, c->kind == CHG_DEL ? zero : b);
+	if (c->kind == CHG_MOD && mf_git_mode(c->old) == mf_git_mode(c->new))
+		ob_printf(o, " %06o", mf_git_mode(c->new));
+	ob_put(o, "\n", 1);
+	gb_write(o, new->p, new->len, old->p, old->len);
+}
+
 int dg_write(struct outbuf *o, const struct change *c, const struct dg_blob *old,
-	     const struct dg_blob *new, bool *binary)
+	     const struct dg_blob *new, int *binary)
 {
 	static const struct dg_blob empty = { "", 0 };
 	const char *pa = c->kind == CHG_ADD ? NULL : "a/", *pb = c->kind == CHG_DEL ? NULL : "b/";
 	const char *path = c->new ? c->new->path : c->old->path;
 	const char *opath = c->old ? c->old->path : path;
 
-	*binary = false;
+	*binary = DG_TEXT;
 	header(o, c);
 	if (c->kind == CHG_RENAME || (c->kind == CHG_MOD && !strcmp(c->old->sha, c->new->sha)))
 		return o->nomem ? -ENOMEM : 0;	/* mode or name only */
@@ -85,8 +103,13 @@ int dg_write(struct outbuf *o, const struct change *c, const struct dg_blob *old
 	new = new ? new : &empty;
 	if (!old->len && !new->len)
 		return o->nomem ? -ENOMEM : 0;	/* an empty file added or deleted */
+	if ((dg_is_binary(old) || dg_is_binary(new)) && old->len <= GB_MAX && new->len <= GB_MAX) {
+		*binary = DG_BINARY_PATCH;
+		binary_patch(o, c, old, new);
+		return o->nomem ? -ENOMEM : 0;
+	}
 	if (dg_is_binary(old) || dg_is_binary(new)) {
-		*binary = true;
+		*binary = DG_BINARY_MARKER;
 		named(o, "Binary files ", pa, opath, "");
 		named(o, " and ", pb, path, " differ\n");
 		return o->nomem ? -ENOMEM : 0;

@@ -2,7 +2,8 @@
  * One change in git's extended diff format (what `git diff` prints and
  * `git apply` reads): "diff --git a/P b/P", then new/deleted file mode,
  * old/new mode, similarity index + rename from/to, and the hunks; binary
- * contents get "Binary files ... differ". Written by mvm itself from bytes:
+ * contents a "GIT binary patch" (up to GB_MAX, else "Binary files ...
+ * differ", which git apply refuses). Written by mvm itself from bytes:
  * git never runs on anything the guest wrote. Pure.
  */
 #ifndef MVM_DIFF_GIT_H
@@ -23,13 +24,14 @@ struct dg_blob {
 bool dg_is_binary(const struct dg_blob *b);
 /* "a/" + @path, quoted as git quotes it ("..." with C escapes) when it holds '"', '\\' or non-ASCII. */
 void dg_quote(struct outbuf *o, const char *prefix, const char *path);
+enum dg_form { DG_TEXT, DG_BINARY_PATCH, DG_BINARY_MARKER };
+
 /*
  * Append @c to @o. @old/@new are the contents (NULL where the change has
- * no such side; a rename needs none). Sets *@binary when the change was
- * written as "Binary files differ" (git apply cannot apply that form).
- * 0 or -ENOMEM.
+ * no such side; a rename needs none). *@binary says how the content went
+ * in (enum dg_form; DG_BINARY_MARKER: git apply cannot apply it). 0 or -ENOMEM.
  */
 int dg_write(struct outbuf *o, const struct change *c, const struct dg_blob *old,
-	     const struct dg_blob *new, bool *binary);
+	     const struct dg_blob *new, int *binary);
 
 #endif

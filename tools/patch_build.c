@@ -104,7 +104,8 @@ static void count(struct patch_stats *st, const struct change *c, bool binary)
 static int one(struct ctx *x, struct outbuf *o, const struct change *c, const struct patch_note *note,
 	       struct patch_stats *st)
 {
-	bool need = c->kind != CHG_RENAME, binary = false;
+	bool need = c->kind != CHG_RENAME;
+	int binary = DG_TEXT;
 	const char *path = c->new ? c->new->path : c->old->path;
 	int ret = 0;
 
@@ -124,9 +125,9 @@ static int one(struct ctx *x, struct outbuf *o, const struct change *c, const st
 	ret = dg_write(o, c, c->old ? &x->blob[0] : NULL, c->new ? &x->blob[1] : NULL, &binary);
 	if (git_behaviour(path) && note && note->fn)
 		note->fn(note->opaque, path, "changes how git behaves on the host (attributes, submodules): review it");
-	if (binary && note && note->fn)
-		note->fn(note->opaque, path, "binary: marked in the patch, git apply will not apply it");
-	count(st, c, binary);
+	if (binary == DG_BINARY_MARKER && note && note->fn)
+		note->fn(note->opaque, path, "binary, over 8 MiB: only marked in the patch, git apply will not apply it");
+	count(st, c, binary != DG_TEXT);
 out:
 	free(x->buf[0]);
 	free(x->buf[1]);

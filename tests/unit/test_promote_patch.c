@@ -193,7 +193,7 @@ Test(promote_patch, binary_type_and_subtree_changes)
 	   "rm -r docs && echo now-a-file > docs", NULL);
 	scan(&c, "cur", false);
 	patch = patch_of(&b, &c, &st);
-	cr_expect(strstr(patch, "Binary files a/bin and b/bin differ\n"), "%s", patch);
+	cr_expect(strstr(patch, "GIT binary patch\nliteral 3\n"), "%s", patch);
 	cr_expect_eq(st.binary, 1);
 	/* A link that became a file: deleted as a link, added as a file. */
 	cr_expect(strstr(patch, "deleted file mode 120000\n"));
@@ -207,6 +207,60 @@ Test(promote_patch, binary_type_and_subtree_changes)
 	cr_expect_eq(cs.n, 3);
 	changes_free(&cs);
 	free(patch);
+	mf_free(&b);
+	mf_free(&c);
+}
+
+Test(promote_patch, binary_changes_apply_with_git)
+{
+	struct manifest b, c;
+	struct patch_stats st;
+	char *patch, p[128];
+	FILE *f;
+
+	sh("printf 'a\\0b' > base/bin && head -c 200000 /dev/urandom > base/gone.bin", NULL);
+	scan(&b, "base", true);
+	sh("cp -a base cur && rm cur/fifo && cd cur && printf 'a\\0c' > bin && rm gone.bin &&"
+	   "head -c 100000 /dev/urandom > new.bin && printf '\\0' > tiny.bin", NULL);
+	scan(&c, "cur", false);
+	patch = patch_of(&b, &c, &st);
+	cr_expect_eq(st.binary, 4);
+	cr_expect(strstr(patch, "index 0000000000000000000000000000000000000000.."), "%s", patch);
+	snprintf(p, sizeof(p), "%s/changes.patch", dir);
+	f = fopen(p, "w");
+	fputs(patch, f);
+	fclose(f);
+	sh("cp -a base repo && rm repo/fifo && cd repo && git init -q && git apply --check ../changes.patch &&"
+	   "git apply ../changes.patch && rm -rf .git && cd .. && diff -r repo cur", NULL);
+	free(patch);
+	mf_free(&b);
+	mf_free(&c);
+}
+
+static void note(void *opaque, const char *path, const char *what)
+{
+	strcat(opaque, path);
+	strcat(opaque, ": ");
+	strcat(opaque, what);
+}
+
+Test(promote_patch, binaries_over_the_limit_are_only_marked)
+{
+	struct manifest b, c;
+	struct patch_stats st;
+	struct outbuf o = { 0 };
+	char bd[128], cd[128], err[256] = "", notes[512] = "";
+	struct patch_note pn = { note, notes };
+
+	scan(&b, "base", true);
+	sh("cp -a base cur && head -c 9000000 /dev/urandom > cur/huge.bin", NULL);
+	scan(&c, "cur", false);
+	snprintf(bd, sizeof(bd), "%s/blobs", dir);
+	snprintf(cd, sizeof(cd), "%s/cur", dir);
+	cr_assert_eq(patch_build(&o, &b, bd, &c, cd, "", &pn, &st, err, sizeof(err)), 0, "%s", err);
+	cr_expect(strstr(o.p, "Binary files /dev/null and b/huge.bin differ\n"), "%s", o.p);
+	cr_expect(strstr(notes, "huge.bin: binary, over 8 MiB"), "%s", notes);
+	ob_free(&o);
 	mf_free(&b);
 	mf_free(&c);
 }
