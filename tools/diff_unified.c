@@ -69,7 +69,11 @@ static int myers(const struct side *a, size_t lo_a, size_t hi_a, const struct si
 		 size_t lo_b, size_t hi_b, struct script *s)
 {
 	long n = (long)(hi_a - lo_a), m = (long)(hi_b - lo_b), max = n + m, d, k, x, y;
+	/* Edits and the work per edit step are both bounded: a hostile file costs seconds at most. */
 	long dmax = max < DU_MAX_EDITS ? max : DU_MAX_EDITS;
+
+	if (max && dmax > DU_MAX_WORK / max)
+		dmax = DU_MAX_WORK / max;
 	long *v, **trace, found = -1;
 	size_t base = s->n;
 	int ret = -ENOMEM;

@@ -53,6 +53,21 @@ void mf_sort(struct manifest *m)
 		qsort(m->e, m->n, sizeof(*m->e), by_path);
 }
 
+void mf_dedupe(struct manifest *m)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (w && !strcmp(m->e[w - 1].path, m->e[i].path)) {
+			free(m->e[i].path);
+			free(m->e[i].target);
+			continue;
+		}
+		m->e[w++] = m->e[i];
+	}
+	m->n = w;
+}
+
 const struct mf_entry *mf_find(const struct manifest *m, const char *path)
 {
 	struct mf_entry key = { .path = (char *)path };

@@ -36,6 +36,8 @@ struct manifest {
 int mf_add(struct manifest *m, const struct mf_entry *e);
 /* Sort by path; mf_find needs it. */
 void mf_sort(struct manifest *m);
+/* After mf_sort: drop later entries with a path already present. */
+void mf_dedupe(struct manifest *m);
 const struct mf_entry *mf_find(const struct manifest *m, const char *path);
 void mf_free(struct manifest *m);
 

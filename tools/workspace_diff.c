@@ -41,6 +41,29 @@ static int make_parents(int dfd, const char *rel, const char **leaf)
 	return fd;
 }
 
+/* The first entry whose path is not below @key in strcmp order. */
+static size_t lower_bound(const struct manifest *m, const char *key)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(m->e[mid].path, key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool bsearch_fetched(const struct manifest *cur, size_t n, const char *path)
+{
+	struct manifest head = { .e = cur->e, .n = n };
+
+	return mf_find(&head, path) != NULL;
+}
+
 /*
  * Left-out entries were not compared: take their baseline entries (and
  * those below a left-out directory) as they are, so they show no change.
@@ -48,6 +71,7 @@ static int make_parents(int dfd, const char *rel, const char **leaf)
 static int keep_unfetched(const struct manifest *base, struct manifest *cur, const char *prefix,
 			  const struct refusals *r)
 {
+	size_t fetched = cur->n;
 	char full[8192];
 
 	for (size_t i = 0; i < r->n; i++) {
@@ -58,16 +82,21 @@ static int keep_unfetched(const struct manifest *base, struct manifest *cur, con
 		snprintf(full, sizeof(full), "%s%s%s", prefix, prefix[0] && r->r[i].path[0] ? "/" : "",
 			 r->r[i].path);
 		n = strlen(full);
-		for (size_t j = 0; j < base->n; j++) {
+		/* Sorted: the entry itself, then everything below it, come first at or after @full. */
+		for (size_t j = lower_bound(base, full); j < base->n; j++) {
 			const struct mf_entry *e = &base->e[j];
 
-			if (strncmp(e->path, full, n) || (e->path[n] && e->path[n] != '/'))
+			if (strncmp(e->path, full, n))
+				break;
+			if (e->path[n] && e->path[n] != '/')
 				continue;
-			if (!mf_find(cur, e->path) && mf_add(cur, e))
+			/* Only the fetched part is sorted and searched; overlaps are dropped below. */
+			if (!bsearch_fetched(cur, fetched, e->path) && mf_add(cur, e))
 				return -ENOMEM;
 		}
-		mf_sort(cur);
 	}
+	mf_sort(cur);
+	mf_dedupe(cur);
 	return 0;
 }
 

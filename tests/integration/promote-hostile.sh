@@ -34,7 +34,8 @@ run_mvm exec evil -- sh -c "
 	mkfifo fifo
 	truncate -s 10G sparse
 	printf 'x\n' > \"\$(printf 'new\nline')\"
-	echo more > src/new.txt"
+	echo more > src/new.txt
+	ln src/app.sh src/app-hardlink.sh"
 expect_eq "plant the hostile tree" 0 "$rc"
 
 rc=0; timeout 600 "$MVM" diff evil > "$T/patch" 2> "$T/diff.err" || rc=$?
@@ -43,9 +44,10 @@ grep -q '^+hello, world$' "$T/patch" || fail "README change missing from the pat
 grep -q '^diff --git a/src/new.txt b/src/new.txt$' "$T/patch" || fail "new file missing"
 grep -q '^diff --git a/.gitattributes b/.gitattributes$' "$T/patch" || fail ".gitattributes is content"
 ! grep -q '\.git/' "$T/patch" || fail "git metadata in the patch"
-! grep -q 'passwd\|fifo\|sparse' "$T/patch" || fail "a refused entry in the patch"
+! grep -q 'passwd\|fifo\|sparse\|app' "$T/patch" || fail "a refused entry in the patch"
 for w in '\.git: git metadata' 'passwd: symlink to /etc/passwd' 'src/up: symlink' 'fifo: a FIFO' \
-	'sparse: larger than' 'new\\nline: control character' '\.gitattributes: changes how git'; do
+	'sparse: larger than' 'new\\nline: control character' '\.gitattributes: changes how git' \
+	'src/app.sh: a hard link'; do
 	grep -q "$w" "$T/diff.err" || { cat "$T/diff.err" >&2; fail "diff did not report /$w/"; }
 done
 
