@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 NAME=${NAME:-invoice}
 say() { printf '\n== %s\n' "$*"; }
 die() { echo "worked-example: FAILED: $*" >&2; exit 1; }
-x() { "$MVM" exec "$NAME" -w /work/invoice-service -- bash -c "$1"; }
+x() { "$MVM" exec "$NAME" -w /srv/invoice-service -- bash -c "$1"; }
 
 say "1. the repository on the host (a git repository: what the patch must apply to)"
 cp -a "$here/repo" "$WORK/invoice-service"
@@ -23,7 +23,7 @@ cp -a "$here/repo" "$WORK/invoice-service"
 mkdir -p "$REGISTRY_WWW" && cp -a "$here/registry/money" "$REGISTRY_WWW/"
 
 say "2. a sandbox from the debian image with the repository copied in; the network allows only the registry"
-"$MVM" create "$NAME" --image debian --memory 512M --copy "$WORK/invoice-service:/work/" >/dev/null
+"$MVM" create "$NAME" --image debian --memory 512M --copy "$WORK/invoice-service:/srv/invoice-service" >/dev/null
 "$MVM" net allow "$NAME" 203.0.113.10:8080/tcp
 x ./tests/run.sh || die "the tests fail before any change"
 
@@ -40,7 +40,7 @@ if "$MVM" checkpoint --help >/dev/null 2>&1; then
 	tag=$("$MVM" checkpoint "$NAME" before-migration)
 fi
 x 'mkdir -p migrations'
-"$MVM" cp "$here/naive-migration.sh" "$NAME:/work/invoice-service/migrations/001-balance-to-cents.sh"
+"$MVM" cp "$here/naive-migration.sh" "$NAME:/srv/invoice-service/migrations/001-balance-to-cents.sh"
 x migrations/001-balance-to-cents.sh || die "the naive migration did not run"
 if x 'db/query.sh check >/dev/null'; then die "the naive migration did not corrupt the database"; fi
 [ "$(x 'sha256sum db/customers.tsv' | cut -d' ' -f1)" != "$db_sum" ] || die "database unchanged"
@@ -52,14 +52,14 @@ else
 	# Not a rollback: put the database back by hand so the rest of the story runs.
 	echo "worked-example: 'mvm checkpoint' is not available (issue 7): restoring the file with mvm cp instead"
 	x 'rm -f migrations/001-balance-to-cents.sh && rmdir migrations'
-	"$MVM" cp "$WORK/invoice-service/db/customers.tsv" "$NAME:/work/invoice-service/db/"
+	"$MVM" cp "$WORK/invoice-service/db/customers.tsv" "$NAME:/srv/invoice-service/db/"
 fi
 [ "$(x 'sha256sum db/customers.tsv' | cut -d' ' -f1)" = "$db_sum" ] || die "database checksum after rollback"
 [ "$(x 'db/query.sh row 3' | cut -f4)" = "211.59" ] || die "query after rollback"
 
 say "6. a safer migration: the tests pass"
 x 'mkdir -p migrations'
-"$MVM" cp "$here/safe-migration.sh" "$NAME:/work/invoice-service/migrations/001-balance-to-cents.sh"
+"$MVM" cp "$here/safe-migration.sh" "$NAME:/srv/invoice-service/migrations/001-balance-to-cents.sh"
 x 'migrations/001-balance-to-cents.sh && ./tests/run.sh' ||
 	die "tests after the safe migration"
 
