@@ -23,7 +23,13 @@
 const char *ps_path_refusal(const char *path, size_t max_len);
 /* A component is ".git" (any case): git metadata, never read or exported. */
 bool ps_is_git_meta(const char *path);
-/* Copy @in to @out (@cap bytes) with control bytes and backslashes escaped (\n, \x1b, \\). */
+/*
+ * For a terminal: copy @in to @out (@cap bytes) with control characters
+ * (C0, DEL, C1), backslashes and bytes that are not UTF-8 escaped
+ * (\n, \x1b, \\, \xff).
+ */
 void ps_escape(const char *in, char *out, size_t cap);
+/* For JSON: only bytes that are not UTF-8 become \xHH (JSON escapes the rest itself). */
+void ps_utf8_clean(const char *in, char *out, size_t cap);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "tools/api_client.h"
 #include "tools/cli.h"
+#include "tools/path_sanitize.h"
 #include "tools/promote_report.h"
 #include "tools/sandbox.h"
 
@@ -48,11 +49,16 @@ static cJSON *list_json(const struct refusals *l)
 {
 	cJSON *a = cJSON_CreateArray();
 
+	char buf[4 * 4096];
+
 	for (size_t i = 0; i < l->n; i++) {
 		cJSON *o = cJSON_CreateObject();
 
-		cJSON_AddStringToObject(o, "path", l->r[i].path);
-		cJSON_AddStringToObject(o, "reason", l->r[i].why);
+		/* Guest-chosen names: a report that is not valid UTF-8 would not parse. */
+		ps_utf8_clean(l->r[i].path, buf, sizeof(buf));
+		cJSON_AddStringToObject(o, "path", buf);
+		ps_utf8_clean(l->r[i].why, buf, sizeof(buf));
+		cJSON_AddStringToObject(o, "reason", buf);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
@@ -178,16 +184,17 @@ char *promote_report_json(const struct promote_report *r)
 {
 	static const char *const history[] = { "checkpoint", "rollback", "restore", "snapshot", NULL };
 	cJSON *o = cJSON_CreateObject(), *ws = cJSON_CreateObject();
+	char *text, clean[4 * 4096];
 	bool all = true;
 	size_t more;
-	char *text;
 
 	for (int i = 0; i < r->nchecks; i++)
 		all &= check_passed(&r->checks[i]);
 	cJSON_AddNumberToObject(o, "version", 1);
 	cJSON_AddStringToObject(o, "sandbox", r->name);
 	cJSON_AddNumberToObject(o, "time", (double)time(NULL));
-	cJSON_AddStringToObject(ws, "guest_path", r->diff->guest_root);
+	ps_utf8_clean(r->diff->guest_root, clean, sizeof(clean));
+	cJSON_AddStringToObject(ws, "guest_path", clean);
 	cJSON_AddStringToObject(ws, "host_source", r->diff->host_src);
 	cJSON_AddItemToObject(o, "workspace", ws);
 	cJSON_AddBoolToObject(o, "checks_passed", all);

@@ -83,6 +83,11 @@ Test(promote_paths, escape_makes_names_printable)
 	cr_expect_str_eq(out, "a\\nb\\x1b[0m\\\\");
 	ps_escape("0123456789", out, 8);
 	cr_expect_eq(strlen(out), 3);
+	/* Not UTF-8, and C1 controls (U+009B is CSI): escaped; real UTF-8 kept. */
+	ps_escape("a\xff\xc2\x9b[2Jé", out, sizeof(out));
+	cr_expect_str_eq(out, "a\\xff\\xc2\\x9b[2Jé");
+	ps_utf8_clean("new\nline\xfe", out, sizeof(out));
+	cr_expect_str_eq(out, "new\nline\\xfe");
 }
 
 Test(promote_paths, sha256_known_answers)
