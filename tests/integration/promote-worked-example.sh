@@ -8,7 +8,8 @@
 trap '"$MVM" rm -f invoice >/dev/null 2>&1; net_cleanup' EXIT
 
 command -v git >/dev/null || skip "git is not installed on the host"
-"$MVM" image ls 2>/dev/null | grep -q '^debian' || skip "no debian image (sudo make image-debian)"
+store=${MVM_IMAGE_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mvm/images}
+[ -f "$store/debian.ext4" ] || skip "no debian image in $store (sudo make image-debian)"
 mkdir -p "$T/work"
 rc=0
 MVM="$(pwd)/$MVM" WORK="$T/work" REGISTRY_WWW="$T/www" timeout 900 \
