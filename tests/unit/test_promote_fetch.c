@@ -138,3 +138,52 @@ Test(promote_fetch, total_limit_fails_the_fetch)
 	waitpid(pid, NULL, 0);
 	refusals_free(&ref);
 }
+
+Test(promote_fetch, skipped_entries_round_trip_and_are_checked)
+{
+	struct ap_entry e = { .kind = AP_SKIPPED, .size = 10ull << 30 }, d;
+	uint8_t buf[2 * AP_PATH_MAX + 64];
+	long n;
+
+	strcpy(e.path, "dir/sparse");
+	strcpy(e.target, "larger than the per-file limit");
+	n = ap_entry_encode(&e, buf, sizeof(buf));
+	cr_assert_gt(n, 0);
+	cr_assert_eq(ap_entry_decode(buf, (size_t)n, &d), 0);
+	cr_expect_eq(d.kind, AP_SKIPPED);
+	cr_expect_eq(d.size, 10ull << 30);
+	cr_expect_str_eq(d.target, "larger than the per-file limit");
+	/* A skipped entry needs a reason and a safe path, like any other. */
+	e.target[0] = 0;
+	n = ap_entry_encode(&e, buf, sizeof(buf));
+	cr_expect_neq(ap_entry_decode(buf, (size_t)n, &d), 0);
+	strcpy(e.target, "x");
+	strcpy(e.path, "../escape");
+	n = ap_entry_encode(&e, buf, sizeof(buf));
+	cr_expect_neq(ap_entry_decode(buf, (size_t)n, &d), 0);
+}
+
+Test(promote_fetch, skipped_root_is_an_error)
+{
+	struct refusals ref = { 0 };
+	struct fetch_opts o = { .refused = &ref };
+	struct ap_entry e = { .kind = AP_SKIPPED };
+	uint8_t buf[2 * AP_PATH_MAX + 64];
+	char p[256];
+	int sv[2], dfd;
+	long n;
+
+	strcpy(e.target, "a FIFO");
+	n = ap_entry_encode(&e, buf, sizeof(buf));
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	cr_assert_eq(ap_write_frame(sv[1], AP_ENTRY, buf, (size_t)n), 0);
+	cr_assert_eq(ap_write_frame(sv[1], AP_END, NULL, 0), 0);
+	snprintf(p, sizeof(p), "%s/out", dir);
+	dfd = open(p, O_RDONLY | O_DIRECTORY);
+	cr_expect_neq(fetch_recv(sv[0], dfd, "t", &o), 0);
+	cr_expect(strstr(o.err, "left out the root"), "%s", o.err);
+	close(dfd);
+	close(sv[0]);
+	close(sv[1]);
+	refusals_free(&ref);
+}
