@@ -39,6 +39,7 @@ run_mvm exec evil -- sh -c "
 expect_eq "plant the hostile tree" 0 "$rc"
 
 rc=0; timeout 600 "$MVM" diff evil > "$T/patch" 2> "$T/diff.err" || rc=$?
+[ "$rc" = 0 ] || cat "$T/diff.err" >&2
 expect_eq "mvm diff" 0 "$rc"
 grep -q '^+hello, world$' "$T/patch" || fail "README change missing from the patch"
 grep -q '^diff --git a/src/new.txt b/src/new.txt$' "$T/patch" || fail "new file missing"
@@ -52,6 +53,7 @@ for w in '\.git: git metadata' 'passwd: symlink to /etc/passwd' 'src/up: symlink
 done
 
 rc=0; timeout 600 "$MVM" export evil /data/repo "$T/out" 2> "$T/export.err" || rc=$?
+[ "$rc" = 0 ] || cat "$T/export.err" >&2
 expect_eq "mvm export" 0 "$rc"
 expect_eq "exported README" "hello, world" "$(cat "$T/out/README")"
 expect_eq "inside loop kept as a link" "loop-b" "$(readlink "$T/out/loop-a")"
@@ -70,6 +72,7 @@ expect_match "existing dir message" "already exists" "$(cat "$T/err")"
 
 rc=0; timeout 900 "$MVM" promote evil --check 'test -f README' --check 'echo checking; exit 3' \
 	--out "$T/bundle" 2> "$T/promote.err" || rc=$?
+[ "$rc" = 1 ] || cat "$T/promote.err" >&2
 expect_eq "promote with a failing check" 1 "$rc"
 [ -f "$T/bundle/changes.patch" ] && [ -f "$T/bundle/report.json" ] || fail "bundle incomplete"
 cmp -s "$T/bundle/changes.patch" "$T/patch" || fail "promote's patch differs from mvm diff's"
