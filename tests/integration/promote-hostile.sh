@@ -52,21 +52,21 @@ for w in '\.git: git metadata' 'passwd: symlink to /etc/passwd' 'src/up: symlink
 	grep -q "$w" "$T/diff.err" || { cat "$T/diff.err" >&2; fail "diff did not report /$w/"; }
 done
 
-rc=0; timeout 600 "$MVM" export evil /data/repo "$T/out" 2> "$T/export.err" || rc=$?
+rc=0; timeout 600 "$MVM" export evil /data/repo "$T/exp" 2> "$T/export.err" || rc=$?
 [ "$rc" = 0 ] || cat "$T/export.err" >&2
 expect_eq "mvm export" 0 "$rc"
-expect_eq "exported README" "hello, world" "$(cat "$T/out/README")"
-expect_eq "inside loop kept as a link" "loop-b" "$(readlink "$T/out/loop-a")"
+expect_eq "exported README" "hello, world" "$(cat "$T/exp/README")"
+expect_eq "inside loop kept as a link" "loop-b" "$(readlink "$T/exp/loop-a")"
 for f in .git passwd src/up fifo sparse; do
-	[ ! -e "$T/out/$f" ] && [ ! -L "$T/out/$f" ] || fail "export wrote $f"
+	[ ! -e "$T/exp/$f" ] && [ ! -L "$T/exp/$f" ] || fail "export wrote $f"
 done
-[ "$(find "$T/out" -name 'new?line' | wc -l)" = 0 ] || fail "export wrote the newline name"
+[ "$(find "$T/exp" -name 'new?line' | wc -l)" = 0 ] || fail "export wrote the newline name"
 grep -q 'skipped sparse: larger than' "$T/export.err" || fail "export did not report the sparse file"
-[ -z "$(find "$T/out" ! -type f ! -type d ! -type l)" ] || fail "special file exported"
-ls -a "$T" | grep -q '\.out\.mvm-' && fail "staging directory left behind"
+[ -z "$(find "$T/exp" ! -type f ! -type d ! -type l)" ] || fail "special file exported"
+ls -a "$T" | grep -q '\.exp\.mvm-' && fail "staging directory left behind"
 
 # An existing HOST_DIR is never replaced.
-rc=0; "$MVM" export evil /data/repo "$T/out" 2> "$T/err" || rc=$?
+rc=0; "$MVM" export evil /data/repo "$T/exp" 2> "$T/err" || rc=$?
 [ "$rc" != 0 ] || fail "export over an existing directory succeeded"
 expect_match "existing dir message" "already exists" "$(cat "$T/err")"
 
