@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "guest/agent/tree.h"
@@ -94,9 +96,15 @@ int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o)
 	struct fetch f = { .o = o };
 	struct tree_opts t = { .max_bytes = o->max_total, .max_entries = o->max_entries,
 			       .filter = filter, .skipped = skipped, .warn = warned, .opaque = &f };
-	int ret = tree_recv(fd, parent_fd, leaf, &t);
+	const struct timeval idle = { .tv_sec = o->idle_s ? o->idle_s : FETCH_IDLE_S };
+	int ret;
 
-	if (ret)
+	/* A guest that stops sending mid-tree must not hang the host's diff or export. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+	ret = tree_recv(fd, parent_fd, leaf, &t);
+	if (ret == -EAGAIN || ret == -EWOULDBLOCK)
+		snprintf(o->err, sizeof(o->err), "the guest sent nothing for %ld s", (long)idle.tv_sec);
+	else if (ret)
 		snprintf(o->err, sizeof(o->err), "%s", t.err[0] ? t.err : strerror(-ret));
 	return ret;
 }

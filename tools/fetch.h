@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #define REFUSALS_MAX 10000		/* listed one by one; beyond, only counted */
+#define FETCH_IDLE_S 120		/* a stream silent this long fails the fetch */
 
 struct refusal {
 	char *path;
@@ -33,6 +34,7 @@ struct fetch_opts {
 	uint64_t max_total;		/* all files together: over it the fetch fails */
 	uint64_t max_entries;		/* files, directories and links: over it the fetch fails */
 	struct refusals *refused;	/* where left-out entries are listed */
+	unsigned idle_s;		/* silence that fails the fetch; 0: FETCH_IDLE_S */
 	char err[512];
 };
 

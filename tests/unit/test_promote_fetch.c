@@ -187,3 +187,25 @@ Test(promote_fetch, skipped_root_is_an_error)
 	close(sv[1]);
 	refusals_free(&ref);
 }
+
+Test(promote_fetch, a_silent_sender_fails_the_fetch)
+{
+	struct refusals ref = { 0 };
+	struct fetch_opts o = { .refused = &ref, .idle_s = 1 };
+	struct ap_entry e = { .kind = AP_DIR, .mode = 0755 };
+	uint8_t buf[2 * AP_PATH_MAX + 64];
+	char p[256];
+	int sv[2], dfd;
+	long n = ap_entry_encode(&e, buf, sizeof(buf));
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	cr_assert_eq(ap_write_frame(sv[1], AP_ENTRY, buf, (size_t)n), 0);
+	snprintf(p, sizeof(p), "%s/out", dir);
+	dfd = open(p, O_RDONLY | O_DIRECTORY);
+	cr_expect_neq(fetch_recv(sv[0], dfd, "t", &o), 0);
+	cr_expect(strstr(o.err, "sent nothing for 1 s"), "%s", o.err);
+	close(dfd);
+	close(sv[0]);
+	close(sv[1]);
+	refusals_free(&ref);
+}
