@@ -61,7 +61,8 @@ static const char *base_name(const char *path, char *buf, size_t cap)
 	return basename(buf);
 }
 
-static int expect_ok(int fd, char *msg, size_t cap)
+/* Wait for OK; its payload (if any) goes to @okmsg (@okcap bytes; NULL: dropped). */
+static int expect_ok(int fd, char *msg, size_t cap, char *okmsg, size_t okcap)
 {
 	static uint8_t buf[AP_MAX_PAYLOAD + 1];
 	struct ap_hdr h;
@@ -73,8 +74,11 @@ static int expect_ok(int fd, char *msg, size_t cap)
 			snprintf(msg, cap, "lost the connection to the guest agent");
 			return ret ? ret : -ECONNRESET;
 		}
-		if (h.type == AP_OK)
+		if (h.type == AP_OK) {
+			if (okmsg && okcap)
+				snprintf(okmsg, okcap, "%s", (char *)buf);
 			return 0;
+		}
 		if (h.type == AP_WARN) {
 			print_warn(NULL, (char *)buf);
 			continue;
@@ -86,12 +90,19 @@ static int expect_ok(int fd, char *msg, size_t cap)
 
 int cp_put(const char *name, const char *src, const char *dst)
 {
+	return cp_put_at(name, src, dst, NULL, 0);
+}
+
+int cp_put_at(const char *name, const char *src, const char *dst, char *where, size_t cap)
+{
 	struct tree_opts o = { .warn = print_warn };
 	uint8_t req[2 * AP_PATH_MAX + 16];
 	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
 	char bn[PATH_MAX], msg[1024] = "";
 	int fd = agent_connect(name, 10000), ret;
 
+	if (where && cap)
+		where[0] = 0;
 	if (fd < 0) {
 		cli_err("cp", "cannot reach the agent of %s: %s (is it running?)", name, strerror(-fd));
 		return fd;
@@ -100,7 +111,7 @@ int cp_put(const char *name, const char *src, const char *dst)
 	ap_put_str(&w, base_name(src, bn, sizeof(bn)));
 	ret = w.err ? -ENAMETOOLONG : ap_write_frame(fd, AP_PUT, req, w.len);
 	if (!ret)
-		ret = expect_ok(fd, msg, sizeof(msg));
+		ret = expect_ok(fd, msg, sizeof(msg), where, cap);
 	if (!ret) {
 		ret = tree_send(fd, src, &o);
 		if (ret) {
@@ -110,7 +121,7 @@ int cp_put(const char *name, const char *src, const char *dst)
 		}
 	}
 	if (!ret)
-		ret = expect_ok(fd, msg, sizeof(msg));
+		ret = expect_ok(fd, msg, sizeof(msg), NULL, 0);
 	if (ret)
 		cli_err("cp", "%s", msg[0] ? msg : strerror(-ret));
 	close(fd);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "devices/net_slirp.h"
+#include "tools/baseline.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cp.h"
@@ -33,7 +34,8 @@ static const char create_usage[] =
 	"  --memory SIZE          guest RAM (default 512M)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
-	"  --copy HOST:GUEST      copy a host file or tree in after boot; repeatable\n"
+	"  --copy HOST:GUEST      copy a host file or tree in after boot and record it\n"
+	"                         as the baseline of 'mvm diff'/'promote'; repeatable\n"
 	"  --env K=V              environment for every exec; repeatable\n"
 	"Network (deny by default; 'mvm net' changes the rules of a running sandbox,\n"
 	"and they are kept across stop/start):\n"
@@ -159,7 +161,8 @@ static int copy_in(struct create_opts *o)
 		char *colon = strrchr(o->copies[i], ':');
 
 		*colon = 0;
-		if (cp_put(o->c.name, o->copies[i], colon + 1))
+		/* Records the baseline (manifest + contents) that mvm diff compares with. */
+		if (baseline_copy_in(o->c.name, o->copies[i], colon + 1))
 			return -EIO;
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/cmd_image.h"
+#include "tools/cmd_promote.h"
 #include "tools/cmd_snapshot.h"
 
 struct verb {
@@ -25,6 +26,9 @@ static const struct verb verbs[] = {
 	{ "logs", cmd_logs, "print a sandbox's console log" },
 	{ "events", cmd_events, "print a sandbox's lifecycle events and network denials" },
 	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show, check)" },
+	{ "diff", cmd_diff, "the changes to a --copy tree, as a git-style patch" },
+	{ "export", cmd_export, "copy a guest tree out into a new host directory" },
+	{ "promote", cmd_promote, "run checks, then write a review bundle (patch + report)" },
 	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
 	{ "checkpoint", cmd_checkpoint, "checkpoint a running sandbox (memory, devices, disk)" },
 	{ "checkpoints", cmd_checkpoints, "list a sandbox's checkpoints" },

@@ -71,14 +71,21 @@ struct ap_exit {
 	uint32_t timed_out;	/* 1: killed because the timeout expired */
 };
 
-enum ap_entry_kind { AP_FILE = 1, AP_DIR = 2, AP_SYMLINK = 3 };
+/* AP_SKIPPED: an entry the sender left out (GET with AP_GET_REPORT); target = why, size = its size. */
+enum ap_entry_kind { AP_FILE = 1, AP_DIR = 2, AP_SYMLINK = 3, AP_SKIPPED = 4 };
+
+/* GET options (u32 after the path and the u64 per-file limit; both optional). */
+#define AP_GET_REPORT       0x1u	/* skipped entries as AP_SKIPPED entries, not WARN */
+#define AP_GET_NO_HARDLINKS 0x2u	/* skip regular files with more than one link */
+#define AP_GET_NO_GIT       0x4u	/* skip directories and files named .git (any case) */
+#define AP_GET_FLAGS        (AP_GET_REPORT | AP_GET_NO_HARDLINKS | AP_GET_NO_GIT)
 
 struct ap_entry {
 	uint32_t kind;
 	uint32_t mode;		/* permission bits only (07777 masked by the reader) */
 	uint64_t size;		/* AP_FILE: bytes in the DATA frames that follow */
 	char path[AP_PATH_MAX];	/* relative to the tree root; "" is the root itself */
-	char target[AP_PATH_MAX]; /* AP_SYMLINK */
+	char target[AP_PATH_MAX]; /* AP_SYMLINK; AP_SKIPPED: the reason */
 };
 
 /* Encoder: fills @buf up to @cap; err is set (and nothing more written) on overflow. */
@@ -126,7 +133,12 @@ int ap_entry_decode(const uint8_t *p, size_t len, struct ap_entry *en);
  * allowed (the root itself).
  */
 bool ap_path_safe(const char *path);
-/* A symlink target that stays inside the tree when found at @linkpath. */
+/*
+ * A symlink target that stays inside the tree when found at @linkpath,
+ * whatever the tree's other links point to: relative, ".." only as leading
+ * components and never above the root ("s/../x" is refused: if s -> ".",
+ * it climbs out).
+ */
 bool ap_link_inside(const char *linkpath, const char *target);
 
 /* Blocking frame I/O on a stream fd (EINTR retried).

@@ -131,7 +131,7 @@ long ap_entry_encode(const struct ap_entry *en, uint8_t *buf, size_t cap)
 	ap_put_u32(&w, en->mode);
 	ap_put_u64(&w, en->size);
 	ap_put_str(&w, en->path);
-	ap_put_str(&w, en->kind == AP_SYMLINK ? en->target : "");
+	ap_put_str(&w, en->kind == AP_SYMLINK || en->kind == AP_SKIPPED ? en->target : "");
 	return w.err ? -ENOSPC : (long)w.len;
 }
 
@@ -144,11 +144,12 @@ int ap_entry_decode(const uint8_t *p, size_t len, struct ap_entry *en)
 	en->size = ap_get_u64(&r);
 	ap_get_str(&r, en->path, sizeof(en->path));
 	ap_get_str(&r, en->target, sizeof(en->target));
-	if (r.err || r.off != len || en->kind < AP_FILE || en->kind > AP_SYMLINK)
+	if (r.err || r.off != len || en->kind < AP_FILE || en->kind > AP_SKIPPED)
 		return -EPROTO;
-	if (en->kind != AP_FILE && en->size)
+	if (en->kind != AP_FILE && en->kind != AP_SKIPPED && en->size)
 		return -EPROTO;
-	if (!ap_path_safe(en->path) || (en->kind == AP_SYMLINK && !en->target[0]))
+	if (!ap_path_safe(en->path) ||
+	    ((en->kind == AP_SYMLINK || en->kind == AP_SKIPPED) && !en->target[0]))
 		return -EPROTO;
 	return 0;
 }
@@ -177,9 +178,13 @@ bool ap_path_safe(const char *path)
 	return true;
 }
 
-/* Lexically: the depth of @linkpath's directory plus the target's walk never goes below 0. */
+/*
+ * Lexically: the depth of @linkpath's directory plus the target's walk never
+ * goes below 0, and no ".." follows a name (that name may be a link).
+ */
 bool ap_link_inside(const char *linkpath, const char *target)
 {
+	bool named = false;
 	int depth = 0;
 	const char *c;
 
@@ -190,12 +195,12 @@ bool ap_link_inside(const char *linkpath, const char *target)
 	for (c = target; *c;) {
 		size_t n = strcspn(c, "/");
 
-		if (n == 2 && c[0] == '.' && c[1] == '.')
-			depth--;
-		else if (n && !(n == 1 && c[0] == '.'))
-			depth++;
-		if (depth < 0)
-			return false;
+		if (n == 2 && c[0] == '.' && c[1] == '.') {
+			if (named || --depth < 0)
+				return false;
+		} else if (n && !(n == 1 && c[0] == '.')) {
+			named = true;
+		}
 		c += n;
 		if (*c == '/')
 			c++;

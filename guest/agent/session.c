@@ -33,6 +33,23 @@ static void drain(int conn)
 		;
 }
 
+/* OK carrying where the tree lands: the parent's real path (/proc) and the final name. */
+static void ok_with_path(int conn, int pfd, const char *final)
+{
+	char link[64], dir[AP_PATH_MAX], out[AP_PATH_MAX + 256];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", pfd);
+	n = readlink(link, dir, sizeof(dir) - 1);
+	if (n <= 0) {
+		ap_write_frame(conn, AP_OK, NULL, 0);
+		return;
+	}
+	dir[n] = 0;
+	snprintf(out, sizeof(out), "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", final);
+	ap_write_frame(conn, AP_OK, out, strlen(out));
+}
+
 static void do_put(int conn, const uint8_t *p, size_t len)
 {
 	static char dest[AP_PATH_MAX], name[256], final[256];
@@ -53,7 +70,7 @@ static void do_put(int conn, const uint8_t *p, size_t len)
 		return;
 	}
 	/* Ready: the client streams only after this, so early errors stay simple. */
-	ap_write_frame(conn, AP_OK, NULL, 0);
+	ok_with_path(conn, pfd, final);
 	ret = tree_recv(conn, pfd, final, &o);
 	close(pfd);
 	if (ret) {
@@ -69,9 +86,18 @@ static void do_get(int conn, const uint8_t *p, size_t len)
 	static char path[AP_PATH_MAX];
 	struct ap_rd r = { .p = p, .len = len };
 	struct tree_opts o = { 0 };
+	uint32_t flags = 0;
 
 	ap_get_str(&r, path, sizeof(path));
-	if (r.err || r.off != len || !path[0]) {
+	/* Optional: u64 per-file limit, u32 AP_GET_* flags (mvm diff and export send them). */
+	if (r.off < len)
+		o.max_file = ap_get_u64(&r);
+	if (r.off < len)
+		flags = ap_get_u32(&r);
+	o.report_skips = flags & AP_GET_REPORT;
+	o.skip_hardlinks = flags & AP_GET_NO_HARDLINKS;
+	o.skip_git = flags & AP_GET_NO_GIT;
+	if (r.err || r.off != len || !path[0] || (flags & ~AP_GET_FLAGS)) {
 		agent_error(conn, "malformed get request");
 		return;
 	}

@@ -11,11 +11,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "guest/agent/proto.h"
+
 struct tree_opts {
 	uint64_t max_bytes;		/* total file bytes accepted/sent; 0: no limit */
 	uint64_t max_entries;		/* receiver: entries accepted; 0: no limit */
 	bool links_outside;		/* receiver: keep symlinks that leave the tree */
 	bool keep_special_bits;		/* receiver: keep setuid/setgid/sticky */
+	uint64_t max_file;		/* sender: skip files larger than this; 0: no limit */
+	bool report_skips;		/* sender: skipped entries as AP_SKIPPED entries, not WARN */
+	bool skip_hardlinks;		/* sender: skip regular files with more than one link */
+	bool skip_git;			/* sender: skip entries named .git (any case) */
+	/*
+	 * Receiver: NULL accepts @e; a reason refuses it (a file's data is
+	 * drained). Refusals go to skipped() unless the filter sets *quiet.
+	 */
+	const char *(*filter)(void *opaque, const struct ap_entry *e, bool *quiet);
+	/* Receiver: an entry left out (by the sender, the filter or the link rule); NULL: warn(). */
+	void (*skipped)(void *opaque, const char *path, const char *why);
 	/* A non-fatal problem (skipped entry). @msg is a full sentence. */
 	void (*warn)(void *opaque, const char *msg);
 	void *opaque;
@@ -34,6 +47,20 @@ int tree_send(int fd, const char *path, struct tree_opts *o);
  * 0 or -errno with o->err set.
  */
 int tree_recv(int fd, int parent_fd, const char *name, struct tree_opts *o);
+/* One entry of a directory walk; @fits is false when its path would not fit in the buffer. */
+typedef int (*tree_child_fn)(void *ctx, int dfd, const char *name, bool fits);
+/*
+ * Call @child for each entry of @dir (a DIR * over the directory @dfd) but
+ * "." and "..", with @path (a buffer of @cap bytes) extended by "/name"
+ * during the call when it fits. Stops at the first non-zero return: that, or 0.
+ */
+int tree_walk_dir(void *dir, int dfd, char *path, size_t cap, tree_child_fn child, void *ctx);
+/*
+ * Open the directory holding @path's last component beneath @root_fd, one
+ * component at a time with O_NOFOLLOW (a symlink on the way fails with
+ * ELOOP/ENOTDIR); *@leaf points into @path. fd or -errno.
+ */
+int tree_open_parent(int root_fd, const char *path, const char **leaf);
 /*
  * Where `cp SRC DEST` puts SRC's copy: inside DEST if it is a directory,
  * else at DEST. Opens the parent directory (following the user's own path)

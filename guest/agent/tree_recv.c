@@ -53,12 +53,29 @@ static void warn(struct receiver *r, const char *msg)
 		r->o->warn(r->o->opaque, msg);
 }
 
-/* Open the directory holding @path's last component; *leaf points into @path. */
+/* An entry left out: to the caller's list if it keeps one, else as a sentence. */
+static void note_skip(struct receiver *r, const char *path, const char *why)
+{
+	char msg[2 * AP_PATH_MAX + 32];
+
+	if (r->o->skipped) {
+		r->o->skipped(r->o->opaque, path, why);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "skipped %s: %s", path, why);
+	warn(r, msg);
+}
+
 static int open_parent(struct receiver *r, const char *path, const char **leaf)
+{
+	return tree_open_parent(r->root_fd, path, leaf);
+}
+
+int tree_open_parent(int root_fd, const char *path, const char **leaf)
 {
 	char comp[256];
 	const char *c = path, *slash;
-	int fd = dup(r->root_fd);
+	int fd = dup(root_fd);
 
 	while (fd >= 0 && (slash = strchr(c, '/'))) {
 		size_t n = (size_t)(slash - c);
@@ -101,7 +118,7 @@ static int make_dir(struct receiver *r, int pfd, const char *leaf)
 	return 0;
 }
 
-/* The DATA frames of one file, exactly e.size bytes. */
+/* The DATA frames of one file, exactly e.size bytes (@fd < 0: read and drop them). */
 static int recv_data(struct receiver *r, int fd)
 {
 	uint64_t left = r->e.size;
@@ -117,7 +134,7 @@ static int recv_data(struct receiver *r, int fd)
 		}
 		if (r->h.type != AP_DATA || r->h.len > left)
 			return bad(r, -EPROTO, "bad data frame for %s", r->e.path);
-		ret = ap_write_all(fd, r->buf, r->h.len);
+		ret = fd < 0 ? 0 : ap_write_all(fd, r->buf, r->h.len);
 		if (ret)
 			return bad(r, ret, "cannot write %s", r->e.path);
 		left -= r->h.len;
@@ -154,9 +171,8 @@ static int make_link(struct receiver *r, int pfd, const char *leaf)
 	char msg[2 * AP_PATH_MAX + 96];
 
 	if (!r->o->links_outside && !ap_link_inside(r->e.path, r->e.target)) {
-		snprintf(msg, sizeof(msg), "skipped symlink %s -> %s: it points outside the copied tree",
-			 r->e.path, r->e.target);
-		warn(r, msg);
+		snprintf(msg, sizeof(msg), "symlink to %s: it points outside the copied tree", r->e.target);
+		note_skip(r, r->e.path, msg);
 		return 0;
 	}
 	if (symlinkat(r->e.target, pfd, leaf)) {
@@ -164,6 +180,34 @@ static int make_link(struct receiver *r, int pfd, const char *leaf)
 		warn(r, msg);
 	}
 	return 0;
+}
+
+/* Left out by the sender or refused by the caller's filter: 1 if so (data drained), 0, or -errno. */
+static int left_out(struct receiver *r)
+{
+	const char *why;
+	bool quiet = false;
+	int ret;
+
+	if (r->e.kind == AP_SKIPPED) {
+		if (!r->root_seen)
+			return bad(r, -EPROTO, "the sender left out the root %s", "");
+		note_skip(r, r->e.path, r->e.target);
+		return 1;
+	}
+	why = r->o->filter ? r->o->filter(r->o->opaque, &r->e, &quiet) : NULL;
+	if (!why)
+		return 0;
+	if (!r->root_seen)
+		return bad(r, -EPERM, "refusing the copied root %s", "");
+	if (!quiet)
+		note_skip(r, r->e.path, why);
+	/* Dropped bytes still count: a refused file is no way around the budget. */
+	if (r->e.kind == AP_FILE && r->o->max_bytes && r->e.size > r->o->max_bytes - r->got)
+		return bad(r, -EFBIG, "size limit exceeded at %s", r->e.path);
+	r->got += r->e.kind == AP_FILE ? r->e.size : 0;
+	ret = r->e.kind == AP_FILE ? recv_data(r, -1) : 0;
+	return ret ? ret : 1;
 }
 
 static int one_entry(struct receiver *r)
@@ -175,6 +219,9 @@ static int one_entry(struct receiver *r)
 		return bad(r, -EPROTO, "malformed or unsafe entry after %s", r->e.path);
 	if (r->o->max_entries && ++r->entries > r->o->max_entries)
 		return bad(r, -EFBIG, "too many files and directories (limit reached at %s)", r->e.path);
+	ret = left_out(r);
+	if (ret)
+		return ret < 0 ? ret : 0;
 	if (!r->root_seen != !r->e.path[0] || r->root_is_file)
 		return bad(r, -EPROTO, "unexpected entry %s", r->e.path);
 	if (!r->root_seen) {

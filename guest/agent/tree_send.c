@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,14 +22,26 @@ struct sender {
 	char path[AP_PATH_MAX];
 };
 
-static void warn(struct sender *s, const char *why, const char *path)
+static int send_entry(struct sender *s, uint32_t kind, uint32_t mode, uint64_t size,
+		      const char *target);
+
+/* Leave s->path out: an AP_SKIPPED entry when the client asked for them, else a WARN. */
+static int skip(struct sender *s, const char *why, uint64_t size)
 {
 	char msg[AP_PATH_MAX + 128];
 
-	snprintf(msg, sizeof(msg), "skipped %s: %s", path[0] ? path : ".", why);
-	ap_write_frame(s->fd, AP_WARN, msg, strlen(msg));
+	snprintf(msg, sizeof(msg), "skipped %s: %s", s->path[0] ? s->path : ".", why);
 	if (s->o->warn)
 		s->o->warn(s->o->opaque, msg);
+	if (s->o->report_skips)
+		return send_entry(s, AP_SKIPPED, 0, size, why);
+	return ap_write_frame(s->fd, AP_WARN, msg, strlen(msg));
+}
+
+static const char *special_kind(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" :
+	       S_ISCHR(m) || S_ISBLK(m) ? "a device node" : "not a regular file, directory or symlink";
 }
 
 static int fail(struct sender *s, int ret, const char *what)
@@ -91,6 +104,8 @@ static int send_child(struct sender *s, int dfd, const char *name, int depth)
 	ssize_t n;
 	int fd, ret;
 
+	if (s->o->skip_git && !strcasecmp(name, ".git"))
+		return skip(s, "git metadata: never copied out (its hooks and config would run on the host)", 0);
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return fail(s, -errno, "stat");
 	if (S_ISLNK(st.st_mode)) {
@@ -100,10 +115,12 @@ static int send_child(struct sender *s, int dfd, const char *name, int depth)
 		target[n] = 0;
 		return send_entry(s, AP_SYMLINK, 0777, 0, target);
 	}
-	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-		warn(s, "not a regular file, directory or symlink", s->path);
-		return 0;
-	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return skip(s, special_kind(st.st_mode), 0);
+	if (S_ISREG(st.st_mode) && s->o->skip_hardlinks && st.st_nlink > 1)
+		return skip(s, "a hard link (the file has other names)", (uint64_t)st.st_size);
+	if (S_ISREG(st.st_mode) && s->o->max_file && (uint64_t)st.st_size > s->o->max_file)
+		return skip(s, "larger than the per-file limit", (uint64_t)st.st_size);
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
 		    (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
@@ -119,11 +136,24 @@ static int send_child(struct sender *s, int dfd, const char *name, int depth)
 	return ret;
 }
 
+struct walk {
+	struct sender *s;
+	int depth;
+};
+
+static int walk_child(void *ctx, int dfd, const char *name, bool fits)
+{
+	struct walk *w = ctx;
+
+	if (!fits)
+		return skip(w->s, "an entry's path is too long", 0);
+	return send_child(w->s, dfd, name, w->depth);
+}
+
 static int send_dir(struct sender *s, int dfd, int depth)
 {
-	size_t base = strlen(s->path);
-	struct dirent *de;
-	int ret = 0, fd2;
+	struct walk w = { s, depth };
+	int ret, fd2;
 	DIR *d;
 
 	if (depth > MAX_DEPTH)
@@ -132,17 +162,7 @@ static int send_dir(struct sender *s, int dfd, int depth)
 	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
 	if (!d)
 		return fail(s, -errno, "opendir");
-	while (!ret && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (base + strlen(de->d_name) + 2 >= sizeof(s->path)) {
-			warn(s, "an entry's path is too long", s->path);
-			continue;
-		}
-		snprintf(s->path + base, sizeof(s->path) - base, "%s%s", base ? "/" : "", de->d_name);
-		ret = send_child(s, dfd, de->d_name, depth);
-		s->path[base] = 0;
-	}
+	ret = tree_walk_dir(d, dfd, s->path, sizeof(s->path), walk_child, &w);
 	closedir(d);
 	return ret;
 }
@@ -167,6 +187,9 @@ int tree_send(int fd, const char *path, struct tree_opts *o)
 		ret = send_entry(s, AP_DIR, st.st_mode, 0, NULL);
 		if (!ret)
 			ret = send_dir(s, rfd, 0);
+	} else if (S_ISREG(st.st_mode) && o->max_file && (uint64_t)st.st_size > o->max_file) {
+		snprintf(o->err, sizeof(o->err), "%s: larger than the per-file limit", path);
+		ret = -EFBIG;
 	} else if (S_ISREG(st.st_mode)) {
 		ret = send_file(s, rfd, &st);
 	} else {

@@ -200,7 +200,10 @@ Test(agent_proto, link_inside)
 	cr_assert_not(ap_link_inside("b", "../c"));
 	cr_assert_not(ap_link_inside("b", "/etc/passwd"));
 	cr_assert_not(ap_link_inside("a/b", "x/../../../c"));
-	cr_assert(ap_link_inside("a/b", "./x/../y"));
+	/* If a/x -> "..", x/.. is above the root: ".." after a name is refused. */
+	cr_assert_not(ap_link_inside("a/b", "./x/../y"));
+	cr_assert_not(ap_link_inside("t", "s/../x"));
+	cr_assert(ap_link_inside("a/b/c", "../../x/y"));
 }
 
 Test(agent_proto, exit_codec)

@@ -1,0 +1,55 @@
+/*
+ * Bring a guest tree to the host through the agent (GET with a per-file
+ * limit, skipped entries reported) into a directory mvm just created, and
+ * list everything left out and why. The one way guest files reach the host
+ * for `mvm diff`, `mvm export` and `mvm promote`: written beneath the
+ * destination with O_NOFOLLOW at every step (guest/agent/tree_recv.c),
+ * never mounted, parsed as a filesystem or executed.
+ */
+#ifndef MVM_FETCH_H
+#define MVM_FETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REFUSALS_MAX 10000		/* listed one by one; beyond, only counted */
+#define FETCH_IDLE_S 120		/* a stream silent this long fails the fetch */
+
+struct refusal {
+	char *path;
+	char *why;
+};
+
+struct refusals {
+	struct refusal *r;
+	size_t n, cap;
+	size_t dropped;			/* refusals beyond REFUSALS_MAX */
+};
+
+void refusals_add(struct refusals *l, const char *path, const char *why);
+void refusals_free(struct refusals *l);
+
+struct fetch_opts {
+	uint64_t max_file;		/* per file: larger files are left out (the agent does not send them) */
+	uint64_t max_total;		/* all files together: over it the fetch fails */
+	uint64_t max_entries;		/* files, directories and links: over it the fetch fails */
+	struct refusals *refused;	/* where left-out entries are listed */
+	unsigned idle_s;		/* silence that fails the fetch; 0: FETCH_IDLE_S */
+	char err[512];
+};
+
+/*
+ * Fetch @gpath of sandbox @name as @leaf inside the host directory
+ * @parent_fd. Left out and listed: git metadata (.git), names the path
+ * sanitiser refuses (control characters, too long...), symlinks that leave
+ * the tree, hard links, FIFOs, sockets, device nodes, files over max_file.
+ * 0, or -errno with o->err set (the partial tree is the caller's to remove).
+ */
+int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *leaf,
+	       struct fetch_opts *o);
+/* The receiving half of fetch_tree: one GET stream on @fd (for tests: any tree_send stream). */
+int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o);
+/* rm -rf of a tree mvm wrote, never following a link. 0 or -errno. */
+int fetch_remove(const char *path);
+
+#endif
