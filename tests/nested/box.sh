@@ -206,7 +206,8 @@ build_initramfs() {
 		sha256sum </bin/busybox) | sha256sum | cut -c1-16)
 	INITRD="$cache/initramfs-$key.cpio"
 	[ -s "$INITRD" ] && return 0
-	rm -f "$cache"/initramfs-*.cpio  # stale keys
+	# Stale keys: only old ones go; another checkout may be using its own.
+	find "$cache" -maxdepth 1 -name 'initramfs-*.cpio' -mtime +7 -delete 2>/dev/null
 	command -v cpio >/dev/null || die "cpio missing (make deps)"
 	[ -x /bin/busybox ] || die "/bin/busybox missing (package busybox-static; make deps)"
 	# modinfo lives in /sbin, which a non-root PATH may lack.
