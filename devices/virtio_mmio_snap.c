@@ -127,6 +127,11 @@ static void apply_transport(struct virtio_dev *d, const struct transport *t)
 	for (int q = 0; q < d->ops->num_queues; q++) {
 		d->vq[q] = t->vq[q];
 		d->vq[q].mem = &d->vm->mem;
+		/* Event-index state follows the negotiated features; with no
+		 * record of the last interrupt, the next completion interrupts
+		 * (a spurious interrupt is harmless, a missed one stalls). */
+		d->vq[q].event_idx = (t->driver_features >> VIRTIO_F_EVENT_IDX) & 1;
+		d->vq[q].signalled_valid = false;
 	}
 }
 

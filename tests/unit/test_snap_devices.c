@@ -114,7 +114,7 @@ static int d_load(struct virtio_dev *d, struct snap_r *r, bool apply)
 }
 
 static const struct virtio_dev_ops dummy_ops = {
-	.name = "dummy", .device_id = VIRTIO_ID_RNG, .features = 1ULL << 3,
+	.name = "dummy", .device_id = VIRTIO_ID_RNG, .features = 1ULL << 3 | 1ULL << VIRTIO_F_EVENT_IDX,
 	.num_queues = 2, .queue_max = 64, .notify = d_notify, .save = d_save, .load = d_load,
 };
 
@@ -155,7 +155,7 @@ static void drive(struct vdev *v)
 {
 	wr(v, 0x070, 1);
 	wr(v, 0x070, 3);
-	wr(v, 0x024, 0); wr(v, 0x020, 1 << 3);
+	wr(v, 0x024, 0); wr(v, 0x020, 1 << 3 | 1U << VIRTIO_F_EVENT_IDX);
 	wr(v, 0x024, 1); wr(v, 0x020, 1);	/* VERSION_1 */
 	wr(v, 0x070, 0xb);
 	wr(v, 0x030, 1);
@@ -194,6 +194,10 @@ Test(snap_devices, virtio_round_trip)
 	cr_assert_eq(memcmp(w.p, w2.p, w.len), 0);
 	cr_assert_eq(b->dev.vq[1].last_avail, 5);
 	cr_assert(b->dev.vq[1].mem == &b->vm.mem, "queue must use the new VM's memory");
+	/* The driver negotiated event indexes: a restored queue must keep
+	 * publishing avail_event, or the driver stops kicking. */
+	cr_assert(b->dev.vq[1].event_idx, "event_idx lost in a load");
+	cr_assert(!b->dev.vq[1].signalled_valid);
 	cr_assert_eq(b->st.extra, 0x42);
 	cr_assert_eq(b->st.notifies, 2, "every queue is re-notified after a load");
 	snap_w_free(&w);
