@@ -40,20 +40,16 @@ void disk_layers_init(struct disk_layers *l, const char *base)
 	snprintf(l->top.file, sizeof(l->top.file), "%s", base);
 	snprintf(l->top.format, sizeof(l->top.format), "raw");
 	l->next = 1;
-	if (fp) {
-		if (fscanf(fp, "%63s %7s %u", l->top.file, l->top.format, &l->next) != 3)
-			snprintf(l->top.file, sizeof(l->top.file), "%s", base);
-		fclose(fp);
+	if (!fp)
+		return;
+	/* "TOP FORMAT NEXT DEPTH": the chain's length is recorded, not probed
+	 * (the VM already holds the top open). */
+	if (fscanf(fp, "%63s %7s %u %d", l->top.file, l->top.format, &l->next, &l->depth) < 3) {
+		snprintf(l->top.file, sizeof(l->top.file), "%s", base);
+		snprintf(l->top.format, sizeof(l->top.format), "raw");
+		l->depth = 0;
 	}
-	if (!strcmp(l->top.format, "qcow2")) {
-		struct qcow2_open_opts o = { .allowed_root = "." };
-		struct qcow2_info info;
-
-		if (!qcow2_info_get(l->top.file, &o, &info)) {
-			l->depth = (int)info.chain_len;
-			qcow2_info_free(&info);
-		}
-	}
+	fclose(fp);
 }
 
 static int save_top(const struct disk_layers *l)
@@ -62,7 +58,7 @@ static int save_top(const struct disk_layers *l)
 
 	if (!fp)
 		return -errno;
-	fprintf(fp, "%s %s %u\n", l->top.file, l->top.format, l->next);
+	fprintf(fp, "%s %s %u %d\n", l->top.file, l->top.format, l->next, l->depth);
 	if (fflush(fp) || fsync(fileno(fp))) {
 		fclose(fp);
 		return -EIO;

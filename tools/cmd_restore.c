@@ -187,7 +187,7 @@ static int new_top(const char *sdir, const struct snap_dir_info *in)
 	fp = fopen(path, "we");
 	if (!fp)
 		return -errno;
-	fprintf(fp, "layer-%u.qcow2 qcow2 %u\n", next, next + 1);
+	fprintf(fp, "layer-%u.qcow2 qcow2 %u %d\n", next, next + 1, in->nfiles - 1);
 	return fclose(fp) ? -EIO : 0;
 }
 
