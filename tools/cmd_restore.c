@@ -270,7 +270,7 @@ static int restore_into(const char *verb, const char *snapdir, const char *name,
 		sb_stop(name, 5);
 		return 1;
 	}
-	return 0;
+	return snap_cli_sync(verb, name) ? 1 : 0;
 }
 
 static int new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
