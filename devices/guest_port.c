@@ -4,31 +4,13 @@
  * when it ends. Values are plain data: nothing here trusts them beyond that.
  */
 #include <string.h>
-#include <sys/random.h>
-#include <time.h>
 
 #include "devices/legacy.h"
 #include "vmm/vm.h"
 
 static void port_read(void *opaque, uint64_t off, uint8_t *data, uint32_t len)
 {
-	struct vm *vm = opaque;
-	struct timespec t;
-	uint32_t v = 0;
-
 	memset(data, 0, len);
-	if (len != 4)
-		return;
-	clock_gettime(CLOCK_REALTIME, &t);
-	if (off == GUEST_PORT_GEN_OFF)
-		v = __atomic_load_n(&vm->snap_gen, __ATOMIC_SEQ_CST);
-	else if (off == GUEST_PORT_SEC_OFF)
-		v = (uint32_t)t.tv_sec;
-	else if (off == GUEST_PORT_NSEC_OFF)
-		v = (uint32_t)t.tv_nsec;
-	else if (off == GUEST_PORT_RAND_OFF && getrandom(&v, sizeof(v), 0) != sizeof(v))
-		v = 0;
-	memcpy(data, &v, 4);
 }
 
 static void port_write(void *opaque, uint64_t off, const uint8_t *data, uint32_t len)
@@ -50,5 +32,5 @@ static const struct bus_dev_ops port_ops = {
 
 int guest_port_create(struct vm *vm)
 {
-	return bus_add(&vm->pio, GUEST_PORT_BASE, GUEST_PORT_SIZE, &port_ops, vm);
+	return bus_add(&vm->pio, GUEST_PORT_BASE, 8, &port_ops, vm);
 }

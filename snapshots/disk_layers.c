@@ -42,21 +42,16 @@ void disk_layers_init(struct disk_layers *l, const char *base, const char *base_
 	snprintf(l->top.format, sizeof(l->top.format), "%s", base_format ? base_format : "raw");
 	snprintf(l->base_root, sizeof(l->base_root), "%s", base_root ? base_root : "");
 	l->next = 1;
-	if (fp) {
-		if (fscanf(fp, "%63s %7s %u", l->top.file, l->top.format, &l->next) != 3)
-			snprintf(l->top.file, sizeof(l->top.file), "%s", base);
-		fclose(fp);
+	if (!fp)
+		return;
+	/* "TOP FORMAT NEXT DEPTH": the chain's length is recorded, not probed
+	 * (the VM already holds the top open). */
+	if (fscanf(fp, "%63s %7s %u %d", l->top.file, l->top.format, &l->next, &l->depth) < 3) {
+		snprintf(l->top.file, sizeof(l->top.file), "%s", base);
+		snprintf(l->top.format, sizeof(l->top.format), "%s", base_format ? base_format : "raw");
+		l->depth = 0;
 	}
-	if (!strcmp(l->top.format, "qcow2")) {
-		struct qcow2_open_opts o = { .allowed_root = ".",
-					     .also_root = l->base_root[0] ? l->base_root : NULL };
-		struct qcow2_info info;
-
-		if (!qcow2_info_get(l->top.file, &o, &info)) {
-			l->depth = (int)info.chain_len;
-			qcow2_info_free(&info);
-		}
-	}
+	fclose(fp);
 }
 
 static int save_top(const struct disk_layers *l)
@@ -65,7 +60,7 @@ static int save_top(const struct disk_layers *l)
 
 	if (!fp)
 		return -errno;
-	fprintf(fp, "%s %s %u\n", l->top.file, l->top.format, l->next);
+	fprintf(fp, "%s %s %u %d\n", l->top.file, l->top.format, l->next, l->depth);
 	if (fflush(fp) || fsync(fileno(fp))) {
 		fclose(fp);
 		return -EIO;
@@ -145,9 +140,13 @@ static int flush_top(struct vm *vm, char *err, size_t errlen)
 	pthread_mutex_lock(&d->lock);
 	b = virtio_blk_backend(d);
 	ret = b->ops->flush(b);
+	/* It becomes the new overlay's backing file, opened shared. The VM is
+	 * paused and this runs on the event loop: nothing writes to it now. */
+	if (!ret)
+		ret = qcow2_relock(b, true);
 	pthread_mutex_unlock(&d->lock);
 	if (ret)
-		snprintf(err, errlen, "flushing the disk: %s", strerror(-ret));
+		snprintf(err, errlen, "freezing the disk: %s", strerror(-ret));
 	return ret;
 }
 
@@ -162,8 +161,16 @@ int disk_layers_freeze(struct vm *vm, struct disk_layers *l, struct disk_layer *
 	*frozen = l->top;
 	*depth = l->depth;
 	ret = switch_to_overlay(vm, l, frozen, l->depth, &nt, err, errlen);
-	if (ret)
+	if (ret) {
+		struct virtio_dev *d = blk_dev(vm);
+
+		if (d) {
+			pthread_mutex_lock(&d->lock);
+			qcow2_relock(virtio_blk_backend(d), false);	/* still the top */
+			pthread_mutex_unlock(&d->lock);
+		}
 		return ret;
+	}
 	chmod(frozen->file, 0400);	/* a reminder: checkpoints reference it */
 	l->top = nt;
 	l->depth++;

@@ -242,7 +242,7 @@ int vm_snap_apply(struct vm *vm, struct vm_snap_loaded *l, bool in_place, char *
 
 	for (int i = 0; !ret && i < vm->ncpus; i++)
 		ret = vcpu_state_apply(&vm->kvm, &vm->vcpus[i].kv, l->cpu[i], !in_place, err, errlen);
-	/* A new generation: the guest agent resyncs clock and RNG before its next client. */
+	/* One more load in this VM's history. */
 	if (!ret) {
 		uint32_t gen = l->gen > vm->snap_gen ? l->gen : vm->snap_gen;
 

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "snapshots/checkpoint.h"
+#include "tools/agent_sync.h"
 #include "tools/api_client.h"
 #include "tools/cli.h"
 #include "tools/cmd_snapshot.h"
@@ -80,6 +81,16 @@ static cJSON *request(const char *op, const char *tag)
 	if (tag)
 		cJSON_AddStringToObject(req, "tag", tag);
 	return req;
+}
+
+int snap_cli_sync(const char *verb, const char *name)
+{
+	int ret = agent_sync(name, 60 * 1000);
+
+	if (ret)
+		cli_err(verb, "%s: the guest agent did not take the clock and entropy sync: %s",
+			name, strerror(-ret));
+	return ret;
 }
 
 int cmd_checkpoint(int argc, char **argv)
@@ -171,5 +182,5 @@ int cmd_rollback(int argc, char **argv)
 	if (!r)
 		return MVM_EXIT_ERROR;
 	cJSON_Delete(r);
-	return 0;
+	return snap_cli_sync("rollback", argv[1]) ? MVM_EXIT_ERROR : 0;
 }

@@ -187,7 +187,7 @@ static int new_top(const char *sdir, const struct snap_dir_info *in)
 	fp = fopen(path, "we");
 	if (!fp)
 		return -errno;
-	fprintf(fp, "layer-%u.qcow2 qcow2 %u\n", next, next + 1);
+	fprintf(fp, "layer-%u.qcow2 qcow2 %u %d\n", next, next + 1, in->nfiles - 1);
 	return fclose(fp) ? -EIO : 0;
 }
 
@@ -270,7 +270,7 @@ static int restore_into(const char *verb, const char *snapdir, const char *name,
 		sb_stop(name, 5);
 		return 1;
 	}
-	return 0;
+	return snap_cli_sync(verb, name) ? 1 : 0;
 }
 
 static int new_state_dir(const char *verb, const char *name, char *dir, size_t cap)

@@ -144,10 +144,9 @@ struct vm {
 	pthread_cond_t pause_cond;
 	bool paused;
 	int parked;
-	/* snapshots/: checkpoints of this VM (NULL until the first), and the
-	 * generation the guest agent reads from the guest port: it changes on
-	 * every rollback or restore, so the agent steps its clock and reseeds
-	 * its RNG before serving the next client. */
+	/* snapshots/: checkpoints of this VM (NULL until the first), and how
+	 * many times state was loaded into it (rollbacks, restores; kept in the
+	 * state file). */
 	struct snap_mgr *snap;
 	uint32_t snap_gen;
 };

@@ -20,10 +20,9 @@ int agent_exec(int conn, struct ap_exec *e);
 /* In the forked child: wire stdio, drop to e->uid, chdir, exec. Never returns. */
 void agent_exec_child(const struct ap_exec *e, int in, int out, int err, bool pty)
 	__attribute__((noreturn));
-/* Snapshots (snap_sync.c): once at start; then before serving each client:
- * after a rollback or restore, step the clock and reseed the RNG. */
-void agent_snap_sync_init(void);
-void agent_snap_sync(void);
+/* SYNC (snap_sync.c): after a rollback or restore, step the clock to the
+ * host's and mix the host's entropy into the kernel RNG; answers OK/ERROR. */
+void agent_sync(int conn, const uint8_t *p, size_t len);
 /* Send an ERROR frame with a printf-style message. */
 void agent_error(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

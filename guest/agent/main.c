@@ -113,8 +113,6 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	/* Connection handlers are reaped by the kernel. */
 	sigaction(SIGCHLD, &reap, NULL);
-	if (!o.unix_path)
-		agent_snap_sync_init();
 	lfd = o.unix_path ? listen_unix(o.unix_path) : listen_vsock(o.port);
 	if (lfd < 0) {
 		fprintf(stderr, "mvm-agent: cannot listen: %s\n", strerror(errno));
@@ -133,8 +131,6 @@ int main(int argc, char **argv)
 			close(c);
 			continue;
 		}
-		if (!o.unix_path)
-			agent_snap_sync();	/* before any command of this client runs */
 		pid = fork();
 		if (pid == 0) {
 			struct sigaction dfl = { .sa_handler = SIG_DFL };

@@ -39,8 +39,12 @@ enum ap_type {
 	AP_OK = 21,		/* a→c: the operation succeeded */
 	AP_SHUTDOWN = 22,	/* c→a: sync the disks and power off */
 	AP_PING = 23,		/* c→a: answered with OK (readiness probe) */
-	AP_TYPE_MAX = 23,
+	AP_SYNC = 24,		/* c→a: u64 sec, u32 nsec, 64 bytes entropy; after a rollback/restore */
+	AP_TYPE_MAX = 24,
 };
+
+#define AP_SYNC_SEED  64		/* entropy bytes in a SYNC frame */
+#define AP_SYNC_LEN   (8 + 4 + AP_SYNC_SEED)
 
 #define AP_EXEC_PTY   0x1u	/* run on a pseudo-terminal; stderr joins stdout */
 #define AP_EXEC_STDIN 0x2u	/* STDIN frames follow; otherwise stdin is /dev/null */

@@ -131,6 +131,9 @@ void agent_session(int conn, const struct agent_cfg *cfg)
 	case AP_GET:
 		do_get(conn, buf, h.len);
 		break;
+	case AP_SYNC:
+		agent_sync(conn, buf, h.len);
+		break;
 	case AP_SHUTDOWN:
 		sync();
 		ap_write_frame(conn, AP_OK, NULL, 0);

@@ -1,94 +1,72 @@
 /*
- * After a rollback or a restore the guest runs on with a stale wall clock
- * and, in forks, the same RNG state as its siblings. The VMM bumps a
- * generation on its guest port (devices/legacy.h); before serving the next
- * client the agent sees the change, steps CLOCK_REALTIME to the host's time
- * and mixes fresh host entropy into the kernel RNG, then forces a reseed.
+ * SYNC: after a rollback or a restore the guest runs on with the wall clock
+ * of the snapshot and, in forks, the same RNG state as its siblings. The
+ * host sends its time and fresh entropy; the agent steps CLOCK_REALTIME,
+ * mixes the bytes into the kernel RNG (RNDADDENTROPY) and forces a reseed
+ * (RNDRESEEDCRNG), then answers OK. `mvm rollback`, `restore` and `fork`
+ * send it before they return, so no later exec sees a stale clock or a
+ * shared RNG.
  */
-#include <linux/random.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/io.h>
-#include <sys/ioctl.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/random.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "guest/agent/agent.h"
 
-#define PORT_BASE 0x4f0		/* as devices/legacy.h */
-#define PORT_GEN  (PORT_BASE + 8)
-#define PORT_SEC  (PORT_BASE + 12)
-#define PORT_NSEC (PORT_BASE + 16)
-#define PORT_RAND (PORT_BASE + 20)
-#define PORT_SIZE 24
-#define SEED_WORDS 16		/* 512 bits */
-
 #ifndef RNDRESEEDCRNG
 #define RNDRESEEDCRNG _IO('R', 0x07)
 #endif
 
-static bool have_port;
-static uint32_t seen;
-
-void agent_snap_sync_init(void)
-{
-	have_port = ioperm(PORT_BASE, PORT_SIZE, 1) == 0;
-	if (have_port)
-		seen = inl(PORT_GEN);
-}
-
-static void step_clock(void)
-{
-	struct timespec t;
-	uint32_t s;
-
-	do {
-		s = inl(PORT_SEC);
-		t.tv_nsec = inl(PORT_NSEC);
-	} while (inl(PORT_SEC) != s);
-	t.tv_sec = s;
-	if (clock_settime(CLOCK_REALTIME, &t))
-		perror("mvm-agent: clock_settime");
-}
-
-static void reseed(void)
+static int reseed(const uint8_t *seed)
 {
 	struct {
 		struct rand_pool_info info;
-		uint32_t words[SEED_WORDS];
-	} seed;
-	int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC);
+		uint8_t bytes[AP_SYNC_SEED];
+	} s;
+	int fd = open("/dev/urandom", O_WRONLY | O_CLOEXEC), ret = 0;
 
-	if (fd < 0) {
-		perror("mvm-agent: /dev/urandom");
-		return;
-	}
-	memset(&seed, 0, sizeof(seed));
-	for (int i = 0; i < SEED_WORDS; i++)
-		seed.words[i] = inl(PORT_RAND);
-	seed.info.entropy_count = SEED_WORDS * 32;
-	seed.info.buf_size = sizeof(seed.words);
-	if (ioctl(fd, RNDADDENTROPY, &seed) || ioctl(fd, RNDRESEEDCRNG))
-		perror("mvm-agent: reseeding the RNG");
-	memset(&seed, 0, sizeof(seed));
+	if (fd < 0)
+		return -errno;
+	memset(&s, 0, sizeof(s));
+	memcpy(s.bytes, seed, AP_SYNC_SEED);
+	s.info.entropy_count = AP_SYNC_SEED * 8;
+	s.info.buf_size = AP_SYNC_SEED;
+	if (ioctl(fd, RNDADDENTROPY, &s) || ioctl(fd, RNDRESEEDCRNG))
+		ret = -errno;
+	memset(&s, 0, sizeof(s));
 	close(fd);
+	return ret;
 }
 
-void agent_snap_sync(void)
+void agent_sync(int conn, const uint8_t *p, size_t len)
 {
-	uint32_t gen;
+	struct timespec t;
+	uint64_t sec;
+	uint32_t nsec;
 
-	if (!have_port)
+	if (len != AP_SYNC_LEN) {
+		agent_error(conn, "malformed sync request");
 		return;
-	gen = inl(PORT_GEN);
-	if (gen == seen)
+	}
+	memcpy(&sec, p, 8);
+	memcpy(&nsec, p + 8, 4);
+	if (nsec >= 1000000000u || sec > (uint64_t)1 << 40) {
+		agent_error(conn, "sync: impossible time");
 		return;
-	step_clock();
-	reseed();
-	fprintf(stderr, "mvm-agent: snapshot generation %u: clock stepped to the host's, RNG reseeded\n",
-		gen);
-	seen = gen;
+	}
+	t.tv_sec = (time_t)sec;
+	t.tv_nsec = (long)nsec;
+	if (clock_settime(CLOCK_REALTIME, &t)) {
+		agent_error(conn, "sync: clock_settime: %s", strerror(errno));
+		return;
+	}
+	if (reseed(p + 12)) {
+		agent_error(conn, "sync: reseeding the RNG: %s", strerror(errno));
+		return;
+	}
+	ap_write_frame(conn, AP_OK, NULL, 0);
 }
