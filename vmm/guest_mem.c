@@ -6,34 +6,6 @@
 
 #include "vmm/guest_mem.h"
 
-/*
- * mmap @size bytes at a 2 MiB-aligned address. Without that, guest-physical
- * 2 MiB frames straddle host huge pages: THP cannot back them and KVM maps
- * the guest with 4 KiB pages only, one nested-paging fault each.
- */
-static void *map_aligned(size_t size, int flags, int fd)
-{
-	const size_t align = 2u << 20;
-	uint8_t *resv, *start;
-	size_t tail;
-
-	resv = mmap(NULL, size + align, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (resv == MAP_FAILED)
-		return MAP_FAILED;
-	start = (uint8_t *)(((uintptr_t)resv + align - 1) & ~(uintptr_t)(align - 1));
-	if (mmap(start, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(resv, size + align);
-		return MAP_FAILED;
-	}
-	if (start > resv)
-		munmap(resv, (size_t)(start - resv));
-	tail = (size_t)(resv + size + align - (start + size));
-	if (tail)
-		munmap(start + size, tail);
-	return start;
-}
-
 static int map_ram(struct guest_mem *m, uint64_t ram_size, int fd)
 {
 	uint64_t low;
@@ -41,7 +13,8 @@ static int map_ram(struct guest_mem *m, uint64_t ram_size, int fd)
 	memset(m, 0, sizeof(*m));
 	if (ram_size < GM_MIN_SIZE || ram_size > GM_MAX_SIZE || ram_size % (1 << 20))
 		return -EINVAL;
-	m->map = map_aligned(ram_size, MAP_PRIVATE | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0), fd);
+	m->map = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_NORESERVE | (fd < 0 ? MAP_ANONYMOUS : 0), fd, 0);
 	if (m->map == MAP_FAILED) {
 		m->map = NULL;
 		return -ENOMEM;

@@ -44,21 +44,6 @@ Test(vmm_guest_mem, small_guest_is_one_region_from_zero)
 	cr_assert_null(m.map);
 }
 
-/* Guest 2 MiB frames must line up with host huge pages (THP, KVM's NPT),
- * whatever address the kernel would have picked; both regions stay aligned. */
-Test(vmm_guest_mem, ram_is_2mib_aligned)
-{
-	struct guest_mem a, b;
-
-	cr_assert_eq(gm_init(&a, 66 * MiB), 0);
-	cr_assert_eq(gm_init(&b, 4 * GiB), 0);
-	cr_assert_eq((uintptr_t)a.regions[0].host % (2 * MiB), 0);
-	cr_assert_eq((uintptr_t)b.regions[0].host % (2 * MiB), 0);
-	cr_assert_eq((uintptr_t)b.regions[1].host % (2 * MiB), 0);
-	gm_free(&b);
-	gm_free(&a);
-}
-
 Test(vmm_guest_mem, exactly_hole_sized_guest_has_no_high_region)
 {
 	struct guest_mem m;
