@@ -6,11 +6,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/baseline.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/sandbox.h"
 
-/* The state directory is flat (files and sockets only): no recursion needed. */
+/* Flat once baseline_remove() has run (files and sockets only): no recursion needed. */
 static int remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -68,7 +69,8 @@ int cmd_rm(int argc, char **argv)
 			return MVM_EXIT_ERROR;
 		}
 	}
-	if (remove_dir(dir)) {
+	/* The promotion gate's subdirectories first; the rest is flat. */
+	if (baseline_remove(name) || remove_dir(dir)) {
 		cli_err("rm", "could not remove all of %s", dir);
 		return MVM_EXIT_ERROR;
 	}
