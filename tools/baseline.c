@@ -1,4 +1,5 @@
 /* The --copy baseline of a sandbox: manifests and blobs in its state directory (tools/baseline.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "tools/baseline.h"
 #include "tools/cli.h"
 #include "tools/cp.h"
+#include "tools/fetch.h"
 #include "tools/sandbox.h"
 
 int baseline_blob_dir(const char *name, char *out, size_t cap)
@@ -95,6 +97,29 @@ int baseline_copy_in(const char *name, const char *host_src, const char *guest_d
 		cli_err("create", "cannot save the baseline manifest of %s: %s", host_src, strerror(-ret));
 out:
 	mf_free(&m);
+	return ret;
+}
+
+int baseline_remove(const char *name)
+{
+	char dir[PATH_MAX], p[PATH_MAX + 300];
+	struct dirent *de;
+	int ret = 0;
+	DIR *d;
+
+	if (sb_path(name, NULL, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, "baseline") && strncmp(de->d_name, "tmp-diff-", 9))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		if (fetch_remove(p))
+			ret = -EIO;
+	}
+	closedir(d);
 	return ret;
 }
 

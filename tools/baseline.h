@@ -15,6 +15,8 @@
 
 /* Record @host_src, then copy it into sandbox @name at @guest_dst (like mvm cp). 0 or -errno (printed). */
 int baseline_copy_in(const char *name, const char *host_src, const char *guest_dst);
+/* Remove @name's baseline/ and any tmp-diff-* a killed diff left behind (for mvm rm). 0 or -errno. */
+int baseline_remove(const char *name);
 /* Every manifest of @name, in --copy order. Count (0: none), or -errno with @err set. */
 int baseline_load(const char *name, struct manifest **out, char *err, size_t errlen);
 void baseline_free(struct manifest *ms, int n);

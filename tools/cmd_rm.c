@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/baseline.h"
 #include "tools/cli.h"
 #include "tools/cmd_sandbox.h"
 #include "tools/sandbox.h"
@@ -48,7 +49,9 @@ int cmd_rm(int argc, char **argv)
 			return MVM_EXIT_ERROR;
 		}
 	}
-	if (sb_remove_state(name)) {
+	/* baseline_remove() also clears a killed diff's tmp-diff-*; the rest,
+	 * checkpoint directories included, goes with the state dir. */
+	if (baseline_remove(name) || sb_remove_state(name)) {
 		cli_err("rm", "could not remove all of %s", dir);
 		return MVM_EXIT_ERROR;
 	}

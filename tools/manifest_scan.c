@@ -3,7 +3,6 @@
  * each file's content in a blob store named by its hash. The walk mirrors
  * the agent's tree transfer: the root is followed, nothing inside is.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -160,18 +159,12 @@ static int walk_child(void *ctx, int dfd, const char *name, bool fits)
 static int scan_dir(struct scan *s, int dfd, int depth)
 {
 	struct walk w = { s, depth };
-	int ret, fd2;
-	DIR *d;
+	int ret, open_err;
 
 	if (depth > SCAN_MAX_DEPTH)
 		return fail(s, -ELOOP, "too deep at");
-	fd2 = dup(dfd);
-	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
-	if (!d)
-		return fail(s, -errno, "opendir");
-	ret = tree_walk_dir(d, dfd, s->path, sizeof(s->path), walk_child, &w);
-	closedir(d);
-	return ret;
+	ret = tree_walk_dir(dfd, s->path, sizeof(s->path), walk_child, &w, &open_err);
+	return open_err ? fail(s, open_err, "opendir") : ret;
 }
 
 int mf_scan(struct manifest *m, const char *root, struct mf_scan_opts *o)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "guest/agent/tree.h"
 #include "tools/baseline.h"
 #include "tools/cp.h"
 #include "tools/manifest.h"
@@ -19,26 +20,16 @@ static void note(void *opaque, const char *path, const char *what)
 	refusals_add(opaque, path, what);
 }
 
-/* mkdir -p @rel beneath @dfd (paths from baseline_pick are safe). Returns the deepest parent fd. */
+/* mkdir -p of @rel's parents beneath @dfd (our own fresh directory), then open the last one. */
 static int make_parents(int dfd, const char *rel, const char **leaf)
 {
-	char comp[256];
-	const char *c = rel, *slash;
-	int fd = dup(dfd);
+	char part[8192];
 
-	while (fd >= 0 && (slash = strchr(c, '/'))) {
-		size_t n = (size_t)(slash - c);
-		int next;
-
-		snprintf(comp, sizeof(comp), "%.*s", (int)n, c);
-		mkdirat(fd, comp, 0700);
-		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		close(fd);
-		fd = next;
-		c = slash + 1;
+	for (const char *c = strchr(rel, '/'); c; c = strchr(c + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", (int)(c - rel), rel);
+		mkdirat(dfd, part, 0700);
 	}
-	*leaf = c;
-	return fd;
+	return tree_open_parent(dfd, rel, leaf);
 }
 
 /* The first entry whose path is not below @key in strcmp order. */
@@ -153,10 +144,10 @@ static int fetch(const char *name, struct wsdiff *w, const char *gpath, const ch
 
 	/* A subtree lands at the same relative place it has in the baseline. */
 	snprintf(sub, sizeof(sub), "t%s%s", rel[0] ? "/" : "", rel);
-	pfd = dfd >= 0 ? make_parents(dfd, sub, &leaf) : -1;
+	pfd = dfd >= 0 ? make_parents(dfd, sub, &leaf) : -errno;
 	if (pfd < 0) {
-		ret = -errno;
-		snprintf(w->err, sizeof(w->err), "cannot prepare %s: %s", tmp, strerror(errno));
+		ret = pfd;
+		snprintf(w->err, sizeof(w->err), "cannot prepare %s: %s", tmp, strerror(-ret));
 	} else {
 		ret = fetch_tree(name, gpath, pfd, leaf, &fo);
 		if (ret)

@@ -50,11 +50,12 @@ int tree_recv(int fd, int parent_fd, const char *name, struct tree_opts *o);
 /* One entry of a directory walk; @fits is false when its path would not fit in the buffer. */
 typedef int (*tree_child_fn)(void *ctx, int dfd, const char *name, bool fits);
 /*
- * Call @child for each entry of @dir (a DIR * over the directory @dfd) but
- * "." and "..", with @path (a buffer of @cap bytes) extended by "/name"
- * during the call when it fits. Stops at the first non-zero return: that, or 0.
+ * Call @child for each entry of the directory @dfd but "." and "..", with
+ * @path (a buffer of @cap bytes) extended by "/name" during the call when
+ * it fits. Stops at the first non-zero return: that, or 0. If the
+ * directory cannot be read, *@open_err (else 0) and the return are -errno.
  */
-int tree_walk_dir(void *dir, int dfd, char *path, size_t cap, tree_child_fn child, void *ctx);
+int tree_walk_dir(int dfd, char *path, size_t cap, tree_child_fn child, void *ctx, int *open_err);
 /*
  * Open the directory holding @path's last component beneath @root_fd, one
  * component at a time with O_NOFOLLOW (a symlink on the way fails with

@@ -1,5 +1,4 @@
 /* Send a file or a directory tree as ENTRY/DATA.../END frames. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -153,18 +152,12 @@ static int walk_child(void *ctx, int dfd, const char *name, bool fits)
 static int send_dir(struct sender *s, int dfd, int depth)
 {
 	struct walk w = { s, depth };
-	int ret, fd2;
-	DIR *d;
+	int ret, open_err;
 
 	if (depth > MAX_DEPTH)
 		return fail(s, -ELOOP, "too deep");
-	fd2 = dup(dfd);
-	d = fd2 >= 0 ? fdopendir(fd2) : NULL;
-	if (!d)
-		return fail(s, -errno, "opendir");
-	ret = tree_walk_dir(d, dfd, s->path, sizeof(s->path), walk_child, &w);
-	closedir(d);
-	return ret;
+	ret = tree_walk_dir(dfd, s->path, sizeof(s->path), walk_child, &w, &open_err);
+	return open_err ? fail(s, open_err, "opendir") : ret;
 }
 
 int tree_send(int fd, const char *path, struct tree_opts *o)

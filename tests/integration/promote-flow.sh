@@ -59,4 +59,8 @@ assert r["patch"]["sha256"] == sys.argv[2]
 assert r["patch"]["renamed"] == 1 and r["patch"]["deleted"] == 1, r["patch"]
 assert r["workspace"]["guest_path"] == "/data/repo", r["workspace"]
 PY
+# The baseline (a subdirectory of the state dir) goes with the sandbox.
+run_mvm rm -f flow
+expect_eq "mvm rm" 0 "$rc"
+[ ! -e "$MVM_STATE_DIR/flow" ] || fail "state left behind: $(ls -R "$MVM_STATE_DIR/flow")"
 echo "promote-flow: ok"
