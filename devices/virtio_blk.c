@@ -178,7 +178,9 @@ struct blk_backend *virtio_blk_swap_backend(struct virtio_dev *d, struct blk_bac
 	struct vblk *b = d->priv;
 	struct blk_backend *old;
 
-	if (nb->size != b->backend->size || nb->read_only != b->backend->read_only)
+	/* The old one may already be closed: compare with what the guest was told. */
+	if (nb->size / SECTOR != b->config.capacity ||
+	    nb->read_only != (bool)((b->ops.features >> VIRTIO_BLK_F_RO) & 1))
 		return NULL;
 	pthread_mutex_lock(&d->lock);
 	old = b->backend;

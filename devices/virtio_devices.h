@@ -12,9 +12,10 @@ struct blk_backend;
 /* virtio-blk over @b (ownership passes to the device). @id: serial, may be NULL. */
 int virtio_blk_create(struct vm *vm, struct blk_backend *b, const char *id);
 int virtio_rng_create(struct vm *vm);
-/* Snapshots: put @nb under the virtio-blk device @d (same size and mode;
- * the caller flushed the old one). Returns the old back-end for the caller
- * to close, or NULL (nothing changed) when @nb does not fit. */
+/* Snapshots: put @nb under the virtio-blk device @d (same size and mode as
+ * the guest was told; the old one is not touched: the caller may already
+ * have closed it, with the VM paused). Returns the old back-end, or NULL
+ * (nothing changed) when @nb does not fit. */
 struct virtio_dev;
 struct blk_backend *virtio_blk_swap_backend(struct virtio_dev *d, struct blk_backend *nb);
 /* The back-end now under @d (event-loop thread, for flushing). */

@@ -46,15 +46,6 @@ struct qcow2_open_opts {
 	const struct qcow2_io_trace *trace;
 };
 
-/*
- * A writable qcow2 back-end about to become the read-only backing file of a
- * new overlay (a checkpoint freezes it): trade its exclusive lock for a
- * shared one, so the overlay's chain can open it. The caller writes to it no
- * more (@shared false takes the exclusive lock back, if freezing failed).
- * No-op for other back-ends. 0 or -errno.
- */
-int qcow2_relock(struct blk_backend *b, bool shared);
-
 /* Open @path as qcow2 (v2 or v3). Errors are logged and returned as -errno. */
 int blk_open_qcow2(const char *path, bool read_only,
 		   const struct qcow2_open_opts *opts, struct blk_backend **out);

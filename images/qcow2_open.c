@@ -258,15 +258,6 @@ static int lock_image(struct qcow2 *q, bool ro)
 	return -EBUSY;
 }
 
-int qcow2_relock(struct blk_backend *b, bool shared)
-{
-	struct qcow2 *q = b->priv;
-
-	if (b->ops != &qcow2_ops)
-		return 0;
-	return flock(q->fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) ? -errno : 0;
-}
-
 static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		    struct qcow2 **out)
 {

@@ -86,12 +86,25 @@ static struct virtio_dev *blk_dev(struct vm *vm)
 	return found;
 }
 
-/* New overlay over @below, opened and swapped in; the old back-end closed. */
+/* @base_root: where the chain's base lives when not here (the image store). */
+static int open_layer(const struct disk_layer *l, const char *base_root, struct blk_backend **b)
+{
+	struct qcow2_open_opts o = { .allowed_root = ".",
+				     .also_root = base_root[0] ? base_root : NULL };
+
+	return strcmp(l->format, "qcow2") ? blk_open_raw(l->file, false, b) :
+					    blk_open_qcow2(l->file, false, &o, b);
+}
+
+/*
+ * New overlay over @below, swapped in for the current top. A qcow2 image
+ * open for writing cannot be opened again (it is locked), so the old top
+ * is closed first; the VM is paused, nothing uses the device meanwhile. If
+ * the new chain does not open, the old top is opened again.
+ */
 static int switch_to_overlay(struct vm *vm, struct disk_layers *l, const struct disk_layer *below,
 			     int depth, struct disk_layer *newtop, char *err, size_t errlen)
 {
-	struct qcow2_open_opts o = { .allowed_root = ".",
-					     .also_root = l->base_root[0] ? l->base_root : NULL };
 	struct virtio_dev *d = blk_dev(vm);
 	struct blk_backend *nb = NULL, *old;
 	int ret;
@@ -104,27 +117,33 @@ static int switch_to_overlay(struct vm *vm, struct disk_layers *l, const struct 
 		snprintf(err, errlen, "disk chain would exceed %d layers", QCOW2_MAX_CHAIN);
 		return -E2BIG;
 	}
+	old = virtio_blk_backend(d);
 	snprintf(newtop->file, sizeof(newtop->file), "layer-%u.qcow2", l->next);
 	snprintf(newtop->format, sizeof(newtop->format), "qcow2");
 	unlink(newtop->file);	/* a leftover of a crash: never referenced */
-	ret = qcow2_create_overlay(newtop->file, below->file, below->format, 0, 0);
-	if (!ret)
-		ret = blk_open_qcow2(newtop->file, false, &o, &nb);
+	ret = qcow2_create_overlay(newtop->file, below->file, below->format, old->size, 0);
+	if (ret) {
+		snprintf(err, errlen, "disk overlay %s: %s", newtop->file, strerror(-ret));
+		return ret;
+	}
+	blk_close(old);
+	ret = open_layer(newtop, l->base_root, &nb);
 	if (ret) {
 		snprintf(err, errlen, "disk overlay %s: %s", newtop->file, strerror(-ret));
 		unlink(newtop->file);
-		return ret;
+		if (open_layer(&l->top, l->base_root, &nb)) {
+			vm_request_stop(vm, VM_ERROR, 0, "the disk could not be opened again");
+			return ret;
+		}
 	}
-	old = virtio_blk_swap_backend(d, nb);
-	if (!old) {
+	if (!virtio_blk_swap_backend(d, nb)) {
 		blk_close(nb);
-		unlink(newtop->file);
-		snprintf(err, errlen, "disk overlay %s does not match the disk", newtop->file);
+		vm_request_stop(vm, VM_ERROR, 0, "the disk changed size");
 		return -EINVAL;
 	}
-	blk_close(old);
-	l->next++;
-	return 0;
+	if (!ret)
+		l->next++;
+	return ret;
 }
 
 static int flush_top(struct vm *vm, char *err, size_t errlen)
@@ -140,13 +159,9 @@ static int flush_top(struct vm *vm, char *err, size_t errlen)
 	pthread_mutex_lock(&d->lock);
 	b = virtio_blk_backend(d);
 	ret = b->ops->flush(b);
-	/* It becomes the new overlay's backing file, opened shared. The VM is
-	 * paused and this runs on the event loop: nothing writes to it now. */
-	if (!ret)
-		ret = qcow2_relock(b, true);
 	pthread_mutex_unlock(&d->lock);
 	if (ret)
-		snprintf(err, errlen, "freezing the disk: %s", strerror(-ret));
+		snprintf(err, errlen, "flushing the disk: %s", strerror(-ret));
 	return ret;
 }
 
@@ -161,16 +176,8 @@ int disk_layers_freeze(struct vm *vm, struct disk_layers *l, struct disk_layer *
 	*frozen = l->top;
 	*depth = l->depth;
 	ret = switch_to_overlay(vm, l, frozen, l->depth, &nt, err, errlen);
-	if (ret) {
-		struct virtio_dev *d = blk_dev(vm);
-
-		if (d) {
-			pthread_mutex_lock(&d->lock);
-			qcow2_relock(virtio_blk_backend(d), false);	/* still the top */
-			pthread_mutex_unlock(&d->lock);
-		}
+	if (ret)
 		return ret;
-	}
 	chmod(frozen->file, 0400);	/* a reminder: checkpoints reference it */
 	l->top = nt;
 	l->depth++;
