@@ -41,7 +41,7 @@ def timed(*args):
 
 def dirty(name, mib):
     # Non-zero pages (zero pages cost mvm nothing to store), rewritten each time.
-    mvm("exec", name, "--", "sh", "-c", f"rm -f /tmp/dirty; yes mvm | head -c {mib}M > /tmp/dirty")
+    mvm("exec", name, "--", "sh", "-c", f"rm -f /tmp/dirty; yes mvm | head -c {mib * 1048576} > /tmp/dirty")
 
 
 def bench_mvm(size):
@@ -138,8 +138,9 @@ def main():
     for size in SIZES:
         m = bench_mvm(size)
         initrd = os.path.join(T, "q.cpio")
-        cmd = (f"yes q | head -c {size // 2}M > /tmp/big; echo ready; "
-               "while :; do yes q | head -c 16M > /tmp/x; sleep 1; done")
+        # busybox head takes plain byte counts
+        cmd = (f"yes q | head -c {size // 2 * 1048576} > /tmp/big; echo ready; "
+               "while :; do yes q | head -c 16777216 > /tmp/x; sleep 1; done")
         if os.path.exists(initrd):
             os.unlink(initrd)
         mvm("run", "--save-initrd", initrd, "--", "sh", "-c", cmd)
