@@ -1,5 +1,8 @@
-/* Whole-buffer positioned I/O shared by the disk back-ends. */
+/* Whole-buffer file I/O shared by the disk back-ends and the state files. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -40,4 +43,24 @@ int file_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int file_write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = file_pwrite(fd, text, strlen(text), 0);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
 }

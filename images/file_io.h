@@ -1,4 +1,4 @@
-/* Whole-buffer positioned I/O shared by the disk back-ends. */
+/* Whole-buffer file I/O shared by the disk back-ends and the state files. */
 #ifndef MVM_FILE_IO_H
 #define MVM_FILE_IO_H
 
@@ -9,5 +9,8 @@
 int file_pread(int fd, void *buf, size_t len, uint64_t off);
 /* Write exactly @len bytes at @off, retrying short writes. 0 or -errno. */
 int file_pwrite(int fd, const void *buf, size_t len, uint64_t off);
+/* Replace @path with @text (mode 0600) atomically: written to PATH.tmp,
+ * fsynced, renamed over; a reader never sees half a file. 0 or -errno. */
+int file_write_atomic(const char *path, const char *text);
 
 #endif

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "guest/agent/proto.h"
+#include "images/file_io.h"
 #include "tools/manifest.h"
 
 #define MANIFEST_FILE_MAX (512u << 20)
@@ -114,27 +115,6 @@ static cJSON *entry_json(const struct mf_entry *e)
 	return j;
 }
 
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 8];
-	size_t len = strlen(text);
-	int fd, ret;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = ap_write_all(fd, text, len);
-	if (!ret && fsync(fd))
-		ret = -errno;
-	close(fd);
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
-}
-
 int mf_save(const struct manifest *m, const char *path)
 {
 	cJSON *j = cJSON_CreateObject(), *arr = cJSON_CreateArray();
@@ -156,7 +136,7 @@ int mf_save(const struct manifest *m, const char *path)
 	cJSON_AddItemToObject(j, "entries", arr);
 	arr = NULL;
 	text = cJSON_PrintUnformatted(j);
-	ret = text ? write_atomic(path, text) : -ENOMEM;
+	ret = text ? file_write_atomic(path, text) : -ENOMEM;
 out:
 	cJSON_Delete(arr);
 	cJSON_Delete(j);

@@ -7,16 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "images/file_io.h"
 #include "tools/sandbox.h"
 
 #define CONFIG_MAX (1 << 20)
 
 int sb_config_save(const struct sb_config *c)
 {
-	char p[PATH_MAX], tmp[PATH_MAX + 8];
+	char p[PATH_MAX];
 	cJSON *j = cJSON_CreateObject(), *env = cJSON_CreateArray(), *pub = cJSON_CreateArray();
 	char *text = NULL;
-	int fd, ret = -ENOMEM;
+	int ret = -ENOMEM;
 
 	if (!j || !env || !pub)
 		goto out;
@@ -48,17 +49,8 @@ int sb_config_save(const struct sb_config *c)
 	ret = sb_path(c->name, "config.json", p, sizeof(p));
 	if (ret)
 		goto out;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = write(fd, text, strlen(text)) == (ssize_t)strlen(text) && !fsync(fd) ? 0 : -EIO;
-	close(fd);
 	/* Atomic replace: a reader never sees half a config. */
-	if (!ret && rename(tmp, p))
-		ret = -errno;
+	ret = file_write_atomic(p, text);
 out:
 	cJSON_Delete(pub);
 	cJSON_Delete(env);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "devices/net_filter.h"
+#include "images/file_io.h"
 #include "tools/sandbox.h"
 #include "tools/sandbox_policy.h"
 
@@ -27,25 +28,6 @@ static char *slurp(const char *path)
 	}
 	buf[n] = 0;
 	return buf;
-}
-
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[PATH_MAX + 8];
-	size_t len = strlen(text);
-	int fd, ret;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	ret = write(fd, text, len) == (ssize_t)len && !fsync(fd) ? 0 : -EIO;
-	close(fd);
-	if (!ret && rename(tmp, path))
-		ret = -errno;
-	if (ret)
-		unlink(tmp);
-	return ret;
 }
 
 int sb_policy_validate(const struct vm_net *n, char *err, size_t errlen)
@@ -93,7 +75,7 @@ int sb_policy_create(const char *name, const struct vm_net *n, char *err, size_t
 	text = cJSON_Print(j);
 	ret = text ? sb_path(name, SB_POLICY_FILE, path, sizeof(path)) : -ENOMEM;
 	if (!ret)
-		ret = write_atomic(path, text);
+		ret = file_write_atomic(path, text);
 out:
 	if (ret)
 		snprintf(err, errlen, "cannot write the network policy: %s", strerror(-ret));
@@ -122,7 +104,7 @@ int sb_policy_persist(const char *path, const char *show)
 		cJSON_AddItemToObject(j, keys[i], v);
 	}
 	out = cJSON_Print(j);
-	ret = out ? write_atomic(path, out) : -ENOMEM;
+	ret = out ? file_write_atomic(path, out) : -ENOMEM;
 	free(out);
 out:
 	cJSON_Delete(j);
