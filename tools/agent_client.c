@@ -70,17 +70,13 @@ int agent_connect(const char *name, int timeout_ms)
 	return fd;
 }
 
-/* One request frame, one OK (or ERROR) frame back. */
-static int simple_op(const char *name, uint16_t type, int timeout_ms)
+int agent_request(int fd, uint16_t type, const void *payload, uint32_t len, int timeout_ms)
 {
 	uint8_t buf[1025];
 	struct ap_hdr h;
 	struct pollfd p;
-	int fd = agent_connect(name, timeout_ms), ret;
+	int ret = ap_write_frame(fd, type, payload, len);
 
-	if (fd < 0)
-		return fd;
-	ret = ap_write_frame(fd, type, NULL, 0);
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	if (!ret && poll(&p, 1, timeout_ms) != 1)
 		ret = -ETIMEDOUT;
@@ -90,6 +86,13 @@ static int simple_op(const char *name, uint16_t type, int timeout_ms)
 	}
 	close(fd);
 	return ret;
+}
+
+static int simple_op(const char *name, uint16_t type, int timeout_ms)
+{
+	int fd = agent_connect(name, timeout_ms);
+
+	return fd < 0 ? fd : agent_request(fd, type, NULL, 0, timeout_ms);
 }
 
 int agent_ping(const char *name, int timeout_ms)

@@ -8,6 +8,9 @@
 
 /* A stream to the agent of sandbox NAME ("CONNECT 1024" on vsock.sock). fd or -errno. */
 int agent_connect(const char *name, int timeout_ms);
+/* Send one frame on @fd (from agent_connect), wait up to @timeout_ms for
+ * the OK (or ERROR) frame back, close @fd. 0 or -errno. */
+int agent_request(int fd, uint16_t type, const void *payload, uint32_t len, int timeout_ms);
 /* The agent answers a PING within @timeout_ms. 0 or -errno. */
 int agent_ping(const char *name, int timeout_ms);
 /* Ask the guest to sync its disks and power off. 0 or -errno. */
