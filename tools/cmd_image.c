@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,7 @@ static int run_builder(const char *script, const char *out, uint64_t size)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
 		setenv("MVM_IMAGE_OUT", out, 1);
 		setenv("MVM_IMAGE_SIZE", sz, 1);
 		if (guest)

@@ -1,4 +1,5 @@
 /* mvm: the command-line front end. One table of verbs; each lives in tools/cmd_*.c. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -49,6 +50,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A peer that hangs up (a VMM socket, the agent, `| head`) is an error
+	 * to report, never a silent death with status 141. Children that exec
+	 * other programs restore the default. */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		if (argc >= 3 && strcmp(argv[1], "help") == 0) {

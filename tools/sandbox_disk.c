@@ -1,6 +1,7 @@
 /* A sandbox's fresh ext4 data disk (root images get an overlay: tools/image_overlay.c). */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ int sb_disk_create(const char *dst, uint64_t size, char *err, size_t errlen)
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
+
+		signal(SIGPIPE, SIG_DFL);
 
 		dup2(null, 1);
 		execlp("mkfs.ext4", "mkfs.ext4", "-q", "-F", "-L", "mvm-data",

@@ -91,6 +91,16 @@ int kvm_open(struct kvm *k, char *err, size_t errlen)
 			 errno == EACCES ? " (add yourself to the kvm group)" : "");
 		return ret;
 	}
+	/* KVM PVM (software virtualization without vmx/svm) answers the same
+	 * API but runs only kernels built as PVM guests: ours would stop at its
+	 * first instructions with an internal error nobody could read. */
+	if (access("/sys/module/kvm_pvm", F_OK) == 0) {
+		snprintf(err, errlen, "/dev/kvm here is KVM PVM, which runs only PVM-built guest "
+			 "kernels; mvm needs hardware KVM (vmx/svm), or the nested box of "
+			 "tests/nested/ (make test and make demo use it by themselves)");
+		ret = -ENOTSUP;
+		goto fail;
+	}
 	ver = ioctl(k->sys_fd, KVM_GET_API_VERSION, 0);
 	if (ver != KVM_API_VERSION) {
 		snprintf(err, errlen, "KVM API version %d, need %d", ver, KVM_API_VERSION);

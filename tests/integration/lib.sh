@@ -7,6 +7,11 @@ trap 'rm -rf "$T"' EXIT
 
 fail() {
 	echo "FAIL: $*" >&2
+	# What the last run_mvm printed on stderr says why (CI shows only this).
+	if [ -s "$T/err" ]; then
+		echo "  last mvm stderr:" >&2
+		tail -n 8 "$T/err" | sed 's/^/  | /' >&2
+	fi
 	exit 1
 }
 

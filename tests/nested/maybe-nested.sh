@@ -13,9 +13,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 
 # "Usable" means open(O_RDWR) succeeds, not mere existence: a node without
-# permission, or without a driver behind it, is as good as none.
+# permission, or without a driver behind it, is as good as none. And it must
+# be hardware KVM: a /dev/kvm on a CPU without vmx/svm is a software one
+# (KVM PVM, seen on this project's machines as kvm_pvm) that runs only
+# kernels built as PVM guests — ours stops at its first instructions with an
+# internal error, so it is as good as none too.
 kvm_usable() {
-	[ -c /dev/kvm ] && (: <>/dev/kvm) 2>/dev/null
+	[ -c /dev/kvm ] && (: <>/dev/kvm) 2>/dev/null && kvm_hardware
+}
+kvm_hardware() {
+	[ ! -d /sys/module/kvm_pvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
 }
 
 case "${MVM_NESTED:-}" in
@@ -24,8 +31,9 @@ case "${MVM_NESTED:-}" in
 	if kvm_usable; then
 		exec "$@"
 	fi
-	if [ -e /dev/kvm ]; then why="/dev/kvm exists but cannot be opened read-write"
-	else why="no /dev/kvm"; fi
+	if [ ! -e /dev/kvm ]; then why="no /dev/kvm"
+	elif ! (: <>/dev/kvm) 2>/dev/null; then why="/dev/kvm exists but cannot be opened read-write"
+	else why="/dev/kvm is not hardware KVM (no vmx/svm, or KVM PVM): it cannot boot a standard guest kernel"; fi
 	if [ "${MVM_NESTED:-}" = 0 ]; then
 		echo "maybe-nested: $why and MVM_NESTED=0 forbids the nested box; cannot run: $*" >&2
 		exit 2
