@@ -41,7 +41,9 @@ def timed(*args):
 
 def dirty(name, mib):
     # Non-zero pages (zero pages cost mvm nothing to store), rewritten each time.
-    mvm("exec", name, "--", "sh", "-c", f"rm -f /tmp/dirty; yes mvm | head -c {mib * 1048576} > /tmp/dirty")
+    # /tmp is a tmpfs of half the RAM by default: half the RAM would not fit.
+    mvm("exec", name, "--", "sh", "-c", "mount -o remount,size=90% /tmp && rm -f /tmp/dirty && "
+        f"yes mvm | head -c {mib * 1048576} > /tmp/dirty")
 
 
 def bench_mvm(size):
