@@ -27,7 +27,6 @@ int sb_disk_create(const char *dst, uint64_t size, char *err, size_t errlen)
 		int null = open("/dev/null", O_WRONLY);
 
 		signal(SIGPIPE, SIG_DFL);
-
 		dup2(null, 1);
 		execlp("mkfs.ext4", "mkfs.ext4", "-q", "-F", "-L", "mvm-data",
 		       "-E", "root_owner=0:0", dst, (char *)NULL);

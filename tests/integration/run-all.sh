@@ -23,6 +23,8 @@ box_stalls() {
 	dmesg 2>/dev/null | grep -cE 'soft lockup|rcu.*(stall|detected stalls)|hung_task' || true
 }
 
+run_one() { timeout -k 10 "$limit" sh "$1" > "/tmp/it-$2.log" 2>&1; } # script name
+
 tally() { # verdict name
 	case $1 in
 	PASS) pass=$((pass + 1)) ;;
@@ -43,15 +45,13 @@ for t in tests/integration/*.sh; do
 	fi
 	start=$(date +%s)
 	stalls=$(box_stalls)
-	timeout -k 10 "$limit" sh "$t" > "/tmp/it-$name.log" 2>&1
-	rc=$?
+	run_one "$t" "$name"; rc=$?
 	if [ $rc != 0 ] && [ $rc != 77 ] && [ "$(box_stalls)" != "$stalls" ]; then
 		# The box kernel stalled while the test ran: every timing inside
 		# was off. Once more, and the second verdict stands.
 		echo "RETRY $name: the nested box's kernel reported a stall during it (status $rc)"
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -5
-		timeout -k 10 "$limit" sh "$t" > "/tmp/it-$name.log" 2>&1
-		rc=$?
+		run_one "$t" "$name"; rc=$?
 	fi
 	secs=$(( $(date +%s) - start ))
 	case $rc in

@@ -27,15 +27,15 @@ gx io 'mkdir -p /data/w; for i in 1 2 3; do
 	echo $! >> /tmp/writers
 done'
 rounds() { gx "$1" 'cat /tmp/n1 /tmp/n2 /tmp/n3 2>/dev/null | tr "\n" " "'; cat "$T/out"; }
-# The I/O is under way before the snapshot: every writer finished a round.
+# slowest WRITER_ROUNDS...: the lowest round, or -1 unless all three report.
+slowest() { [ $# = 3 ] || { echo -1; return; }; printf '%s\n' "$@" | sort -n | head -1; }
 wait_rounds() { # NAME MIN: until each writer is past MIN (bounded)
 	for _ in $(seq 60); do
-		set -- "$1" "$2" $(rounds "$1")
-		[ $# = 5 ] && [ "$3" -gt "$2" ] && [ "$4" -gt "$2" ] && [ "$5" -gt "$2" ] && return 0
-		set -- "$1" "$2"
+		[ "$(slowest $(rounds "$1"))" -gt "$2" ] && return 0
 	done
 	fail "$1: the writers did not get past round $2: $(rounds "$1")"
 }
+# The I/O is under way before the snapshot: every writer finished a round.
 wait_rounds io 1
 
 run_mvm snapshot io "$T/snap"
@@ -43,9 +43,8 @@ run_mvm snapshot io "$T/snap"
 SANDBOXES="$SANDBOXES r"
 run_mvm restore "$T/snap" r
 [ "$rc" = 0 ] || why r "restore ($rc): $(cat "$T/err")"
-set -- $(rounds r)
-[ $# = 3 ] || fail "restored guest lost its writers' state: '$*'"
-low=$1; [ "$2" -lt "$low" ] && low=$2; [ "$3" -lt "$low" ] && low=$3
+low=$(slowest $(rounds r))
+[ "$low" -ge 0 ] || fail "restored guest lost its writers' state: '$(rounds r)'"
 # The restored writers go on writing to the restored disk ...
 wait_rounds r $((low + 2))
 # ... then stop; /data must unmount cleanly.

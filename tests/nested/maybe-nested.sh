@@ -18,22 +18,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 # (KVM PVM, seen on this project's machines as kvm_pvm) that runs only
 # kernels built as PVM guests — ours stops at its first instructions with an
 # internal error, so it is as good as none too.
-kvm_usable() {
-	[ -c /dev/kvm ] && (: <>/dev/kvm) 2>/dev/null && kvm_hardware
-}
-kvm_hardware() {
-	[ ! -d /sys/module/kvm_pvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo
+# kvm_unusable: why /dev/kvm will not do (printed), or nothing (status 1).
+kvm_unusable() {
+	if [ ! -c /dev/kvm ]; then echo "no /dev/kvm"
+	elif ! (: <>/dev/kvm) 2>/dev/null; then echo "/dev/kvm exists but cannot be opened read-write"
+	elif [ -d /sys/module/kvm_pvm ] || ! grep -qwE 'vmx|svm' /proc/cpuinfo; then
+		echo "/dev/kvm is not hardware KVM (no vmx/svm, or KVM PVM): it cannot boot a standard guest kernel"
+	else return 1; fi
 }
 
 case "${MVM_NESTED:-}" in
 1) export MVM_NESTED_WHY="MVM_NESTED=1 forces it" ;;
 0 | "")
-	if kvm_usable; then
-		exec "$@"
-	fi
-	if [ ! -e /dev/kvm ]; then why="no /dev/kvm"
-	elif ! (: <>/dev/kvm) 2>/dev/null; then why="/dev/kvm exists but cannot be opened read-write"
-	else why="/dev/kvm is not hardware KVM (no vmx/svm, or KVM PVM): it cannot boot a standard guest kernel"; fi
+	why=$(kvm_unusable) || exec "$@"
 	if [ "${MVM_NESTED:-}" = 0 ]; then
 		echo "maybe-nested: $why and MVM_NESTED=0 forbids the nested box; cannot run: $*" >&2
 		exit 2
