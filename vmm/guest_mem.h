@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define GM_PAGE_SIZE     4096ULL
+#define GM_HUGE_SIZE     (2ULL << 20)
 #define GM_MMIO_HOLE     0xc0000000ULL	/* RAM below 4 GiB ends here */
 #define GM_4G            0x100000000ULL
 #define GM_MIN_SIZE      (64ULL << 20)

@@ -253,6 +253,7 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		return -EINVAL;
 	}
 	ret = kvm_create_vm(&vm->kvm);
+	log_info("setup: kvm ready at %.3fs", vm_elapsed(vm));
 	if (ret) {
 		snprintf(err, errlen, "creating the VM: %s", strerror(-ret));
 		return ret;
@@ -262,6 +263,7 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		ret = vm_parse_kernel(vm, cfg->kernel_path, err, errlen);
 	if (ret)
 		return ret;
+	log_info("setup: memory and kernel headers at %.3fs", vm_elapsed(vm));
 	/* A restored guest booted long ago: no command line is ever used. */
 	cmdline_init(&vm->cmdline, cfg->restore_mem ? sizeof(vm->cmdline.buf) :
 			 boot_cmdline_cap(&vm->kimg));
@@ -271,9 +273,12 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		return ret;
 	if (cfg->extra_cmdline && cfg->extra_cmdline[0])
 		cmdline_add(&vm->cmdline, "%s", cfg->extra_cmdline);
+	log_info("setup: devices at %.3fs", vm_elapsed(vm));
 	ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
+	log_info("setup: kernel and initrd loaded at %.3fs", vm_elapsed(vm));
 	if (!ret)
 		ret = create_vcpus(vm, err, errlen);
+	log_info("setup: vCPUs created at %.3fs", vm_elapsed(vm));
 	return ret;
 }
 

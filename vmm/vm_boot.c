@@ -9,6 +9,7 @@
 
 #include "vmm/boot_setup.h"
 #include "vmm/initrd.h"
+#include "vmm/log.h"
 #include "vmm/mptable.h"
 #include "vmm/vm_internal.h"
 
@@ -120,6 +121,7 @@ int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t e
 		snprintf(err, errlen, "kernel does not fit in guest memory");
 		return ret;
 	}
+	log_info("setup: kernel loaded at %.3fs", vm_elapsed(vm));
 	ret = load_initrd(vm, cfg, &bi, err, errlen);
 	if (ret)
 		return ret;

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "vmm/guest_mem.h"
 
@@ -82,6 +84,33 @@ Test(vmm_guest_mem, four_gib_guest_splits_around_the_hole)
 	cr_assert_null(gm_ptr(&m, 5 * GiB, 1));
 	cr_assert_null(gm_ptr(&m, 5 * GiB - 1, 2));
 	gm_free(&m);
+}
+
+/* KVM can back guest memory with 2 MiB nested pages only when host and
+ * guest addresses agree modulo 2 MiB; otherwise every 4 KiB is its own
+ * nested page fault. Holds for anonymous and file-backed RAM alike. */
+Test(vmm_guest_mem, every_region_is_2mib_aligned_like_its_guest_address)
+{
+	char path[] = "/tmp/mvm-gm-XXXXXX";
+	int fd = mkstemp(path);
+	struct guest_mem m;
+
+	cr_assert_geq(fd, 0);
+	unlink(path);
+	cr_assert_eq(ftruncate(fd, (off_t)(64 * MiB)), 0);
+	for (int round = 0; round < 8; round++) {
+		/* Knock the next free address off alignment. */
+		void *pad = mmap(NULL, 4096 * (size_t)(round + 1), PROT_READ,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		cr_assert_eq(round % 2 ? gm_init_file(&m, 64 * MiB, fd) : gm_init(&m, 3 * GiB + 512 * MiB), 0);
+		for (int i = 0; i < m.nr_regions; i++)
+			cr_assert_eq(((uintptr_t)m.regions[i].host - m.regions[i].gpa) % (2 * MiB), 0,
+				     "region %d host %p", i, (void *)m.regions[i].host);
+		gm_free(&m);
+		munmap(pad, 4096 * (size_t)(round + 1));
+	}
+	close(fd);
 }
 
 Test(vmm_guest_mem, bad_sizes_rejected)
