@@ -66,6 +66,8 @@ static const struct virtio_dev_ops console_ops = {
 	.device_id = VIRTIO_ID_CONSOLE,
 	.num_queues = 2,
 	.queue_max = 64,
+	/* The driver fills its queues one kick per buffer without it. */
+	.features = 1ULL << VIRTIO_F_EVENT_IDX,
 	.notify = cons_notify,
 	.destroy = cons_destroy,
 };

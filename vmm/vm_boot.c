@@ -1,6 +1,7 @@
 /* Put the kernel, the initrd and the boot data into guest memory. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -67,48 +68,76 @@ int vm_parse_kernel(struct vm *vm, const char *path, char *err, size_t errlen)
 /*
  * The base initramfs is read straight into guest RAM and the small run-spec
  * archive copied after it: no second copy of the image on the VMM's heap.
+ * The read runs on its own short-lived thread while the kernel loads: both
+ * are mostly page faults and copies into fresh RAM, and the two ranges never
+ * overlap (boot_initrd_addr puts the initrd above the kernel's end).
  */
-static int load_initrd(struct vm *vm, const struct vm_config *cfg, struct boot_info *bi,
-		       char *err, size_t errlen)
+struct initrd_load {
+	const char *path;
+	uint8_t *dst;
+	uint64_t base;
+	struct buf spec;
+	pthread_t thread;
+	bool threaded;
+	int ret;
+};
+
+static void *initrd_reader(void *arg)
+{
+	struct initrd_load *l = arg;
+
+	l->ret = initrd_read_base(l->path, l->dst, l->base);
+	return NULL;
+}
+
+static int initrd_start(struct vm *vm, const struct vm_config *cfg, struct boot_info *bi,
+			struct initrd_load *l, char *err, size_t errlen)
 {
 	struct run_spec rs = {
 		.argv = cfg->argv, .env = cfg->env, .workdir = cfg->workdir,
 		.root_on_disk = cfg->root_on_disk,
 	};
-	struct buf spec = { 0 };
-	uint64_t base = 0;
-	uint8_t *dst;
-	int ret = initrd_base_size(cfg->initrd_path, &base);
+	int ret = initrd_base_size(cfg->initrd_path, &l->base);
 
+	l->path = cfg->initrd_path;
 	if (!ret)
-		ret = initrd_run_spec(&spec, &rs);
+		ret = initrd_run_spec(&l->spec, &rs);
 	if (ret) {
 		snprintf(err, errlen, "initrd %s: %s", cfg->initrd_path ? cfg->initrd_path : "",
 			 ret == -E2BIG ? "command and environment too large" : strerror(-ret));
-		goto out;
+		return ret;
 	}
-	bi->initrd_size = base + spec.len;
+	bi->initrd_size = l->base + l->spec.len;
 	bi->initrd_gpa = boot_initrd_addr(&vm->mem, &vm->kimg, bi->initrd_size);
-	dst = bi->initrd_gpa ? gm_ptr_w(&vm->mem, bi->initrd_gpa, bi->initrd_size) : NULL;
-	if (!dst) {
+	l->dst = bi->initrd_gpa ? gm_ptr_w(&vm->mem, bi->initrd_gpa, bi->initrd_size) : NULL;
+	if (!l->dst) {
 		snprintf(err, errlen, "initrd (%llu bytes) does not fit in guest memory",
 			 (unsigned long long)bi->initrd_size);
-		ret = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
-	ret = initrd_read_base(cfg->initrd_path, dst, base);
-	if (ret)
-		snprintf(err, errlen, "initrd %s: %s", cfg->initrd_path, strerror(-ret));
-	else
-		memcpy(dst + base, spec.data, spec.len);
-out:
-	buf_free(&spec);
-	return ret;
+	memcpy(l->dst + l->base, l->spec.data, l->spec.len);
+	/* No thread (a tight RLIMIT_NPROC, say): read it here, just slower. */
+	l->threaded = l->base && !pthread_create(&l->thread, NULL, initrd_reader, l);
+	if (!l->threaded)
+		initrd_reader(l);
+	return 0;
+}
+
+static int initrd_finish(struct initrd_load *l, char *err, size_t errlen)
+{
+	if (l->threaded)
+		pthread_join(l->thread, NULL);
+	l->threaded = false;
+	buf_free(&l->spec);
+	if (l->ret)
+		snprintf(err, errlen, "initrd %s: %s", l->path, strerror(-l->ret));
+	return l->ret;
 }
 
 int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
 	struct boot_info bi = { .cmdline = vm->cmdline.buf };
+	struct initrd_load initrd = { 0 };
 	bool pvh = vm->kimg.kind == KIMG_PVH;
 	int ret;
 
@@ -116,15 +145,19 @@ int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t e
 		snprintf(err, errlen, "kernel command line longer than %zu bytes", vm->cmdline.cap);
 		return -E2BIG;
 	}
+	ret = initrd_start(vm, cfg, &bi, &initrd, err, errlen);
+	if (ret) {
+		buf_free(&initrd.spec);
+		return ret;
+	}
 	ret = kimg_load_fd(&vm->kimg, vm->kernel_fd, vm->kernel_len, &vm->mem);
+	log_info("setup: kernel loaded at %.3fs", vm_elapsed(vm));
+	if (initrd_finish(&initrd, err, errlen) && !ret)
+		return -EIO;
 	if (ret) {
 		snprintf(err, errlen, "kernel does not fit in guest memory");
 		return ret;
 	}
-	log_info("setup: kernel loaded at %.3fs", vm_elapsed(vm));
-	ret = load_initrd(vm, cfg, &bi, err, errlen);
-	if (ret)
-		return ret;
 	ret = mptable_write(&vm->mem, vm->ncpus);
 	if (!ret)
 		ret = boot_write_gdt(&vm->mem, !pvh);

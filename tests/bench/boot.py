@@ -9,8 +9,14 @@ process start to process exit, taken by this script for both:
 Memory: peak RSS of each process (getrusage); the guest's resident RAM comes
 from mvm's own mincore count, and the same guest touches about the same pages
 under QEMU, so "overhead" = peak RSS minus that.
+
+The runs go in rounds (one of each series per round), so slow and fast
+stretches of the emulated box hit both VMMs alike. In the nested box each
+finished round is kept on the control share and counted in its progress
+file: when the box freezes (an emulation flake, tests/nested/README.md) the
+runner boots a fresh one and the benchmark resumes with the rounds it has.
 """
-import os, resource, statistics, subprocess, sys, tempfile, time
+import json, os, resource, statistics, subprocess, sys, tempfile, time
 
 RUNS = int(os.environ.get("MVM_BENCH_RUNS", "10"))
 MVM = os.environ.get("MVM", "build/mvm")
@@ -43,15 +49,39 @@ def qemu_argv(initrd, exit_port, exit_size):
             "-no-reboot"]
 
 
-def measure(name, argv, ok):
-    walls = []
-    for _ in range(RUNS):
-        wall, p, _ = timed(argv)
-        if not ok(p):
-            sys.exit(f"bench-boot: {name} failed (status {p.returncode}): "
-                     f"{p.stderr.decode(errors='replace')[-600:]}")
-        walls.append(wall)
-    return walls
+def run_ok(name, argv, ok):
+    wall, p, _ = timed(argv)
+    if not ok(p):
+        sys.exit(f"bench-boot: {name} failed (status {p.returncode}): "
+                 f"{p.stderr.decode(errors='replace')[-600:]}")
+    return wall
+
+
+class Rounds:
+    """Finished rounds, kept beside the nested runner's progress file."""
+
+    def __init__(self, key):
+        progress = os.environ.get("MVM_TEST_PROGRESS")
+        self.progress = progress
+        self.path = os.path.join(os.path.dirname(progress), "bench-boot.json") if progress else None
+        self.data = {"key": key, "rounds": []}
+        if self.path and os.path.exists(self.path):
+            with open(self.path) as f:
+                saved = json.load(f)
+            if saved.get("key") == key:
+                self.data = saved
+                print(f"bench-boot: resuming after {len(self.data['rounds'])} finished rounds",
+                      file=sys.stderr)
+
+    def add(self, r):
+        self.data["rounds"].append(r)
+        if not self.path:
+            return
+        with open(self.path + ".tmp", "w") as f:
+            json.dump(self.data, f)
+        os.replace(self.path + ".tmp", self.path)
+        with open(self.progress, "a") as f:
+            f.write(f"bench-boot round {len(self.data['rounds'])}\n")
 
 
 def rss_of(argv):
@@ -83,11 +113,15 @@ def main():
         guest_kib = int(mem.split("guest-resident ")[1].split()[0])
         # QEMU gets no NIC, so neither does mvm: like for like.
         mvm_run = [MVM, "run", "--net", "none", "--memory", MEM, "--", "true"]
-        # Interleave the series so drift in the emulated box hits both alike.
-        mi = measure("mvm to-init", [MVM, "run", "--net", "none", "--memory", MEM, "--exit-at-init", "--", "true"], mvm_ok)
-        qi = measure("qemu to-init", qemu_argv(initrd, 0x4f0, 1), q_init_ok)
-        me = measure("mvm to-exit", mvm_run, mvm_ok)
-        qe = measure("qemu to-exit", qemu_argv(initrd, 0x4f4, 4), q_ok)
+        mvm_init = mvm_run[:-2] + ["--exit-at-init", "--", "true"]
+        series = (("mvm to-init", mvm_init, mvm_ok),
+                  ("qemu to-init", qemu_argv(initrd, 0x4f0, 1), q_init_ok),
+                  ("mvm to-exit", mvm_run, mvm_ok),
+                  ("qemu to-exit", qemu_argv(initrd, 0x4f4, 4), q_ok))
+        rounds = Rounds(f"{RUNS} {os.path.realpath(KERNEL)} {os.path.getsize(initrd)}")
+        while len(rounds.data["rounds"]) < RUNS:
+            rounds.add([run_ok(name, argv, ok) for name, argv, ok in series])
+        mi, qi, me, qe = (list(x) for x in zip(*rounds.data["rounds"]))
         mvm_rss = rss_of(mvm_run)
         q_rss = rss_of(qemu_argv(initrd, 0x4f4, 4))
     print(f"\nboot benchmark: {RUNS} runs each, guest {MEM}, kernel {os.path.realpath(KERNEL)}")
@@ -98,6 +132,8 @@ def main():
     r_init = statistics.median(mi) / statistics.median(qi)
     r_exit = statistics.median(me) / statistics.median(qe)
     print(f"\nratio mvm/qemu (median): to-init {r_init:.2f}x, to-exit {r_exit:.2f}x")
+    paired = lambda m, q: statistics.median(a / b for a, b in zip(m, q))
+    print(f"median of per-round ratios: to-init {paired(mi, qi):.2f}x, to-exit {paired(me, qe):.2f}x")
     print(f"\n{'memory (KiB)':<26} {'peak RSS':>9} {'guest':>9} {'overhead':>9}")
     print(f"{'mvm':<26} {mvm_rss:9d} {guest_kib:9d} {mvm_rss-guest_kib:9d}")
     print(f"{'qemu microvm':<26} {q_rss:9d} {guest_kib:9d} {q_rss-guest_kib:9d}")
