@@ -270,12 +270,26 @@ write_ctl() {
 	{ printf 'exec'; for a in "$@"; do printf ' %s' "$(shq "$a")"; done; echo; } >"$ctl/cmd"
 }
 
-# QEMU's scheduler state and CPU seconds so far, from /proc.
+# QEMU's CPU seconds so far and its threads' scheduler states, from /proc.
+# The main thread sleeps in its event loop either way; the vCPU threads say
+# whether the box is idle (S) or spinning (R: in the hangs seen so far both
+# vCPUs ran kernel code, the LAPIC timer pending, and userspace never ran).
 qemu_cpu() {
-	local st f
+	local st f states="" t rest
 	read -r st </proc/"$1"/stat 2>/dev/null || { echo "gone"; return; }
 	read -ra f <<<"${st##*) }"
-	echo "state ${f[0]}, $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
+	for t in /proc/"$1"/task/*/stat; do
+		read -r rest <"$t" 2>/dev/null || continue
+		rest=${rest##*) }
+		states="$states${rest%% *}"
+	done
+	echo "thread states $states, $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
+}
+	read -ra f <<<"${st##*) }"
+	for t in /proc/"$1"/task/*/stat; do
+		read -r st <"$t" 2>/dev/null && states="$states${st##*) }" && states=${states%% *}
+	done
+	echo "threads $(qemu_thread_states "$1"), $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
 }
 
 # One boot of the box. Returns CMD's exit code, or sets HUNG/DIED when no exit
