@@ -285,12 +285,6 @@ qemu_cpu() {
 	done
 	echo "thread states $states, $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
 }
-	read -ra f <<<"${st##*) }"
-	for t in /proc/"$1"/task/*/stat; do
-		read -r st <"$t" 2>/dev/null && states="$states${st##*) }" && states=${states%% *}
-	done
-	echo "threads $(qemu_thread_states "$1"), $(( (f[11] + f[12]) / $(getconf CLK_TCK) )) s CPU over $(( (NOW - start) / 1000 )) s"
-}
 
 # One boot of the box. Returns CMD's exit code, or sets HUNG/DIED when no exit
 # code came back.
