@@ -76,7 +76,6 @@ struct initrd_load {
 	const char *path;
 	uint8_t *dst;
 	uint64_t base;
-	struct buf spec;
 	pthread_t thread;
 	bool threaded;
 	int ret;
@@ -90,6 +89,8 @@ static void *initrd_reader(void *arg)
 	return NULL;
 }
 
+/* Place the initrd, copy the run spec behind where the base will go, and
+ * start reading the base. */
 static int initrd_start(struct vm *vm, const struct vm_config *cfg, struct boot_info *bi,
 			struct initrd_load *l, char *err, size_t errlen)
 {
@@ -97,38 +98,40 @@ static int initrd_start(struct vm *vm, const struct vm_config *cfg, struct boot_
 		.argv = cfg->argv, .env = cfg->env, .workdir = cfg->workdir,
 		.root_on_disk = cfg->root_on_disk,
 	};
+	struct buf spec = { 0 };
 	int ret = initrd_base_size(cfg->initrd_path, &l->base);
 
 	l->path = cfg->initrd_path;
 	if (!ret)
-		ret = initrd_run_spec(&l->spec, &rs);
+		ret = initrd_run_spec(&spec, &rs);
 	if (ret) {
 		snprintf(err, errlen, "initrd %s: %s", cfg->initrd_path ? cfg->initrd_path : "",
 			 ret == -E2BIG ? "command and environment too large" : strerror(-ret));
-		return ret;
+		goto out;
 	}
-	bi->initrd_size = l->base + l->spec.len;
+	bi->initrd_size = l->base + spec.len;
 	bi->initrd_gpa = boot_initrd_addr(&vm->mem, &vm->kimg, bi->initrd_size);
 	l->dst = bi->initrd_gpa ? gm_ptr_w(&vm->mem, bi->initrd_gpa, bi->initrd_size) : NULL;
 	if (!l->dst) {
 		snprintf(err, errlen, "initrd (%llu bytes) does not fit in guest memory",
 			 (unsigned long long)bi->initrd_size);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
-	memcpy(l->dst + l->base, l->spec.data, l->spec.len);
+	memcpy(l->dst + l->base, spec.data, spec.len);
 	/* No thread (a tight RLIMIT_NPROC, say): read it here, just slower. */
 	l->threaded = l->base && !pthread_create(&l->thread, NULL, initrd_reader, l);
 	if (!l->threaded)
 		initrd_reader(l);
-	return 0;
+out:
+	buf_free(&spec);
+	return ret;
 }
 
 static int initrd_finish(struct initrd_load *l, char *err, size_t errlen)
 {
 	if (l->threaded)
 		pthread_join(l->thread, NULL);
-	l->threaded = false;
-	buf_free(&l->spec);
 	if (l->ret)
 		snprintf(err, errlen, "initrd %s: %s", l->path, strerror(-l->ret));
 	return l->ret;
@@ -139,25 +142,24 @@ int vm_load_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t e
 	struct boot_info bi = { .cmdline = vm->cmdline.buf };
 	struct initrd_load initrd = { 0 };
 	bool pvh = vm->kimg.kind == KIMG_PVH;
-	int ret;
+	int ret, kret;
 
 	if (cmdline_check(&vm->cmdline)) {
 		snprintf(err, errlen, "kernel command line longer than %zu bytes", vm->cmdline.cap);
 		return -E2BIG;
 	}
 	ret = initrd_start(vm, cfg, &bi, &initrd, err, errlen);
-	if (ret) {
-		buf_free(&initrd.spec);
+	if (ret)
 		return ret;
-	}
-	ret = kimg_load_fd(&vm->kimg, vm->kernel_fd, vm->kernel_len, &vm->mem);
+	kret = kimg_load_fd(&vm->kimg, vm->kernel_fd, vm->kernel_len, &vm->mem);
 	log_info("setup: kernel loaded at %.3fs", vm_elapsed(vm));
-	if (initrd_finish(&initrd, err, errlen) && !ret)
-		return -EIO;
-	if (ret) {
+	ret = initrd_finish(&initrd, err, errlen);
+	if (kret) {
 		snprintf(err, errlen, "kernel does not fit in guest memory");
-		return ret;
+		return kret;
 	}
+	if (ret)
+		return ret;
 	ret = mptable_write(&vm->mem, vm->ncpus);
 	if (!ret)
 		ret = boot_write_gdt(&vm->mem, !pvh);
