@@ -43,8 +43,6 @@ static const struct virtio_dev_ops rng_ops = {
 	.device_id = VIRTIO_ID_RNG,
 	.num_queues = 1,
 	.queue_max = 64,
-	/* The driver fills its queues one kick per buffer without it. */
-	.features = 1ULL << VIRTIO_F_EVENT_IDX,
 	.notify = rng_notify,
 };
 
