@@ -13,10 +13,12 @@ PKG_LIBS   = $(shell pkg-config --libs $(filter-out slirp,$(PKGS)) 2>/dev/null)
 LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
-LIB_SRCS  := $(sort $(wildcard vmm/*.c devices/*.c images/*.c snapshots/*.c) \
-             $(filter-out tools/mvm.c,$(wildcard tools/*.c))) \
+# The product's folders, bottom layer first (docs/ARCHITECTURE.md).
+PRODUCT_DIRS := common vmm devices devices/netpolicy images snapshots \
+                tools/sandbox tools/promote tools/cli
+LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
-TOOL_SRCS := tools/mvm.c
+TOOL_SRCS := tools/cli/mvm.c
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 GUEST_INIT_SRCS := $(sort $(wildcard guest/init/*.c))

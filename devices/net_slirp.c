@@ -13,7 +13,7 @@
 
 #include "devices/net_slirp.h"
 #include "vmm/event_loop.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 #define GUEST_ADDR "10.0.2.15"
 #define REG_TAG 0x80000000u /* reg[fd] != 0: registered */

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "devices/serial.h"
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 #include "vmm/vm.h"
 
 #define TAIL_SIZE 8192

@@ -15,7 +15,7 @@
 #include <slirp/libslirp.h>
 #include <stdlib.h>
 
-#include "vmm/log.h"
+#include "common/log.h"
 
 #define SLIRP_SONAME "libslirp.so.0"
 

@@ -6,8 +6,8 @@
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "images/blk_backend.h"
-#include "snapshots/snap_buf.h"
-#include "vmm/log.h"
+#include "common/snap_buf.h"
+#include "common/log.h"
 #include "vmm/vm.h"
 
 #define VIRTIO_BLK_F_SEG_MAX 2

@@ -9,7 +9,7 @@
 
 #include "devices/virtio_mmio.h"
 #include "vmm/boot_layout.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vm.h"
 
 #define REG_MAGIC          0x000

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "devices/virtio_mmio.h"
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 #include "vmm/vm.h"
 
 #define STATUS_DRIVER_OK 4

@@ -1,6 +1,6 @@
 /*
  * virtio-net (virtio 1.2 §5.1) on libslirp, deny by default: every frame
- * the guest sends goes through the policy engine (devices/net_filter.h)
+ * the guest sends goes through the policy engine (devices/netpolicy/net_filter.h)
  * before slirp sees it; every frame slirp sends goes through
  * net_filter_inbound() on its way to the guest. One RX and one TX queue,
  * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1, no offloads.
@@ -24,11 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices/net_filter.h"
+#include "devices/netpolicy/net_filter.h"
 #include "devices/net_slirp.h"
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vm.h"
 
 #define VIRTIO_NET_F_MAC 5

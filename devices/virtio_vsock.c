@@ -12,7 +12,7 @@
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "devices/vsock_mux.h"
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 #include "vmm/vm.h"
 
 #define VSOCK_RX    0

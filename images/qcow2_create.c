@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 struct layout {
 	uint64_t cs, size, l1_entries, l1_clusters, total;

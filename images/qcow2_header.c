@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 /* Log why the image is refused and fail with -EINVAL. */
 #define BAD(path, fmt, ...)                                     \

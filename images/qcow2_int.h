@@ -14,7 +14,7 @@
 #include <sys/types.h>
 
 #include "images/qcow2.h"
-#include "images/file_io.h"
+#include "common/file_io.h"
 #include "images/qcow2_format.h"
 
 /* The header as parsed and validated by qcow2_hdr_parse(). */

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 static int q_read(struct blk_backend *b, void *buf, uint64_t off, size_t len)
 {

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 int qcow2_l2_init(struct qcow2 *q, unsigned nslots)
 {

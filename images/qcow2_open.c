@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		    struct qcow2 **out);

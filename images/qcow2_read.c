@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 /* "Cluster mapping", standard cluster descriptor. Host offsets are checked
  * against the file here, once, for reads and writes alike. */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 static int rc_set(struct qcow2 *q, uint64_t off, uint64_t val);
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "images/qcow2_int.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 static bool all_zero(const uint8_t *p, size_t n)
 {

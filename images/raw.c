@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "images/blk_backend.h"
-#include "images/file_io.h"
+#include "common/file_io.h"
 
 struct raw {
 	struct blk_backend b;

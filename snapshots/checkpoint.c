@@ -13,7 +13,7 @@
 #include "snapshots/disk_layers.h"
 #include "snapshots/mem_delta.h"
 #include "snapshots/vm_snap.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vm.h"
 #include "vmm/vm_state.h"
 

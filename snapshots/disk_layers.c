@@ -69,21 +69,10 @@ static int save_top(const struct disk_layers *l)
 	return rename(DISK_TOP_FILE ".tmp", DISK_TOP_FILE) ? -errno : 0;
 }
 
-/* The sandbox's one virtio-blk device. */
+/* The sandbox's one disk (the device assembly sets it only when there is exactly one). */
 static struct virtio_dev *blk_dev(struct vm *vm)
 {
-	struct virtio_dev *found = NULL;
-
-	for (int i = 0; i < vm->nr_devices; i++) {
-		struct virtio_dev *d = vm->devices[i].dev;
-
-		if (strcmp(vm->devices[i].ops->name, "virtio-mmio") || d->ops->device_id != VIRTIO_ID_BLOCK)
-			continue;
-		if (found)
-			return NULL;
-		found = d;
-	}
-	return found;
+	return vm->root_disk;
 }
 
 /* @base_root: where the chain's base lives when not here (the image store). */

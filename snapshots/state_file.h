@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 
 #define SNAP_MAGIC          "MVMSNAP\x01"
 #define SNAP_FORMAT_VERSION 1

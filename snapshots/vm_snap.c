@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "snapshots/vm_snap.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vcpu_state.h"
 #include "vmm/vm.h"

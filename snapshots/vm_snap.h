@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 #include "snapshots/state_file.h"
 
 #define MVM_VERSION_STRING "mvm 0.1"

@@ -1,7 +1,7 @@
 /* What a vCPU does with each decoded exit: the pure half of the run loop. */
 #include "vmm/bus.h"
 #include "vmm/exit.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 static const char *const kind_names[] = {
 	[EXIT_NONE] = "none", [EXIT_PIO] = "pio", [EXIT_MMIO] = "mmio",

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "vmm/exit.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 

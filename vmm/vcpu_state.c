@@ -7,7 +7,7 @@
 #include <sys/ioctl.h>
 
 #include "vmm/kvm.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vcpu_state.h"
 
 #define MSR_IA32_TSC          0x10

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 
 #define VCPU_STATE_VERSION   1
 #define VCPU_STATE_MAX_MSRS  1024

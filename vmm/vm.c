@@ -9,14 +9,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "devices/legacy.h"
-#include "devices/serial.h"
-#include "devices/virtio_devices.h"
-#include "images/blk_backend.h"
-#include "images/qcow2.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_internal.h"
 
@@ -109,61 +104,6 @@ void vm_guest_exited(struct vm *vm, uint32_t ws)
 		vm_request_stop(vm, VM_SIGNALED, WTERMSIG(st), "command killed by a signal");
 	else
 		vm_request_stop(vm, VM_EXITED, WEXITSTATUS(st), NULL);
-}
-
-static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
-{
-	/* The format is always stated, never probed: a guest may have written the file. */
-	struct qcow2_open_opts opts = { .allowed_root = d->backing_root,
-					.also_root = d->backing_root2,
-					.backing_fmt = d->backing_format };
-	int ret;
-
-	if (!d->format || !strcmp(d->format, "raw"))
-		ret = blk_open_raw(d->path, d->read_only, b);
-	else if (!strcmp(d->format, "qcow2"))
-		ret = blk_open_qcow2(d->path, d->read_only, &opts, b);
-	else
-		ret = -ENOTSUP;
-	if (ret)
-		snprintf(err, errlen, "disk %s (%s): %s", d->path, d->format ? d->format : "raw",
-			 strerror(-ret));
-	return ret;
-}
-
-/* Order matters: it fixes hvc0/hvc1 and vda, vdb, ... in the guest. */
-static int create_devices(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
-{
-	int ret;
-
-	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, &vm->console);
-	if (!ret)
-		ret = i8042_create(vm);
-	if (!ret)
-		ret = guest_port_create(vm);
-	if (!ret)
-		ret = virtio_console_create(vm, cfg->stdout_fd);
-	if (!ret)
-		ret = virtio_console_create(vm, cfg->stderr_fd);
-	for (int i = 0; !ret && i < cfg->nr_disks; i++) {
-		struct blk_backend *b;
-		char id[24];
-
-		ret = open_disk(&cfg->disks[i], &b, err, errlen);
-		if (ret)
-			return ret;
-		snprintf(id, sizeof(id), "mvm-disk%d", i);
-		ret = virtio_blk_create(vm, b, id);
-	}
-	if (!ret && cfg->want_rng)
-		ret = virtio_rng_create(vm);
-	if (!ret && cfg->vsock_path)
-		ret = virtio_vsock_create(vm, cfg->vsock_cid ? cfg->vsock_cid : 3, cfg->vsock_path);
-	if (!ret && cfg->net.enabled)
-		ret = virtio_net_create(vm, &cfg->net, err, errlen);
-	if (ret && !err[0])
-		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
-	return ret;
 }
 
 /* A snapshot's memory file: exactly the RAM size, mapped private. */
@@ -268,7 +208,13 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 	cmdline_init(&vm->cmdline, cfg->restore_mem ? sizeof(vm->cmdline.buf) :
 			 boot_cmdline_cap(&vm->kimg));
 	cmdline_add(&vm->cmdline, "%s", base_cmdline);
-	ret = create_devices(vm, cfg, err, errlen);
+	if (!cfg->add_devices) {
+		snprintf(err, errlen, "no device assembly given (vm_config.add_devices)");
+		return -EINVAL;
+	}
+	ret = cfg->add_devices(vm, cfg, err, errlen);
+	if (ret && !err[0])
+		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
 	if (ret)
 		return ret;
 	if (cfg->extra_cmdline && cfg->extra_cmdline[0])
@@ -313,9 +259,10 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 /* A reboot with "Kernel panic" on the console is a panic: say which. */
 static void classify_reboot(struct vm *vm, struct vm_result *res)
 {
-	char tail[4096], *p, *nl;
+	char tail[4096] = "", *p, *nl;
 
-	serial_tail(vm->console, tail, sizeof(tail));
+	if (vm->console_tail)
+		vm->console_tail(vm->console, tail, sizeof(tail));
 	p = strstr(tail, "Kernel panic - not syncing");
 	if (!p) {
 		snprintf(res->message, sizeof(res->message),

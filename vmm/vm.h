@@ -23,6 +23,7 @@
 #define VM_MAX_DEVICES 32
 
 struct vcpu;
+struct vm;
 struct serial;
 
 struct vm_disk {
@@ -79,6 +80,9 @@ struct vm_config {
 	/* Restore (snapshots/): RAM maps this memory file MAP_PRIVATE and no
 	 * kernel is loaded; the caller loads the state before vm_run. */
 	const char *restore_mem;
+	/* Creates the devices (vm_add_device) between memory and kernel loading:
+	 * the layer above vmm/ assembles them (tools/sandbox/vm_devices.c). */
+	int (*add_devices)(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 };
 
 enum vm_outcome {
@@ -133,6 +137,11 @@ struct vm {
 	int nr_devices;
 	int next_virtio;		/* virtio-mmio slot allocator */
 	struct serial *console;
+	/* The console's last output, to tell a panic from a reset (NULL: none). */
+	size_t (*console_tail)(struct serial *s, char *buf, size_t cap);
+	/* The first disk's virtio device, for checkpoints' layer swaps
+	 * (snapshots/disk_layers.c); NULL: no disk. */
+	void *root_disk;
 	void *net;			/* devices/virtio_net.c's device, for the control API; NULL: none */
 	struct timespec t0;
 	/* Written by vCPU threads, read after the loop stops. */

@@ -10,7 +10,7 @@
 
 #include "vmm/boot_setup.h"
 #include "vmm/initrd.h"
-#include "vmm/log.h"
+#include "common/log.h"
 #include "vmm/mptable.h"
 #include "vmm/vm_internal.h"
 

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 
 #define VM_STATE_VERSION 1
 

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "devices/dns_msg.h"
+#include "devices/netpolicy/dns_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "devices/net_filter.h"
+#include "devices/netpolicy/net_filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

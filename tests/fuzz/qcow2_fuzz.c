@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "images/qcow2.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 /* tmpfs when available: fdatasync there is free, so the fuzzer stays fast. */
 static char dir[] = "/dev/shm/mvm-qcow2-fuzz-XXXXXX";

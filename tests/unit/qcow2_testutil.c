@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tests/unit/qcow2_testutil.h"
-#include "vmm/log.h"
+#include "common/log.h"
 
 char *qt_mkdtemp(void)
 {

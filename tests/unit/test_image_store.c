@@ -1,4 +1,4 @@
-/* Image store lookup (tools/image_store.c) and `mvm run --image` parsing. */
+/* Image store lookup (images/image_store.c) and `mvm run --image` parsing. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/cmd_run.h"
-#include "tools/image_store.h"
+#include "tools/cli/cmd_run.h"
+#include "images/image_store.h"
 
 static char store[PATH_MAX];
 

@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "devices/dns_msg.h"
+#include "devices/netpolicy/dns_msg.h"
 
 static size_t query(const char *name, uint16_t qtype, uint8_t *buf)
 {

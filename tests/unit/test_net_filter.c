@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "devices/net_filter.h"
+#include "devices/netpolicy/net_filter.h"
 
 static const uint8_t guest_mac[6] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
 static const uint8_t gw_mac[6] = {0x52, 0x55, 0x0a, 0x00, 0x02, 0x02};

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "devices/net_slirp.h"
-#include "tools/cmd_run.h"
+#include "tools/cli/cmd_run.h"
 
 Test(net_glue, publish_forms)
 {

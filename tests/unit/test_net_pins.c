@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "devices/net_pins.h"
+#include "devices/netpolicy/net_pins.h"
 
 static struct net_addr A(const char *s) {
 	struct net_addr a;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "devices/net_rules.h"
+#include "devices/netpolicy/net_rules.h"
 
 static struct net_rule parse_ok(const char *text)
 {

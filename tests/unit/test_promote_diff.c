@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tools/diff_unified.h"
+#include "tools/promote/diff_unified.h"
 
 static char dir[64];
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "guest/agent/tree.h"
-#include "tools/fetch.h"
+#include "tools/sandbox/fetch.h"
 
 static char dir[64];
 

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/changeset.h"
-#include "tools/manifest.h"
-#include "tools/patch_build.h"
+#include "tools/promote/changeset.h"
+#include "tools/sandbox/manifest.h"
+#include "tools/promote/patch_build.h"
 
 static char dir[64];
 

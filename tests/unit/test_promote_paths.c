@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "guest/agent/proto.h"
-#include "tools/path_sanitize.h"
-#include "tools/sha256.h"
+#include "tools/sandbox/path_sanitize.h"
+#include "common/sha256.h"
 
 Test(promote_paths, plain_relative_paths_pass)
 {

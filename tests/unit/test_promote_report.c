@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tools/promote_report.h"
+#include "tools/promote/promote_report.h"
 
 static char dir[64];
 

@@ -6,7 +6,7 @@
 
 #include "images/qcow2.h"
 #include "tests/unit/qcow2_testutil.h"
-#include "tools/cmd_image.h"
+#include "tools/cli/cmd_image.h"
 
 static char *dir;
 

@@ -8,7 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "tools/sandbox_api.h"
+#include "tools/sandbox/sandbox_api.h"
 #include "vmm/vm.h"
 
 static char sock[108];

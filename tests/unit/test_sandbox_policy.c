@@ -7,8 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tools/sandbox.h"
-#include "tools/sandbox_policy.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_policy.h"
 
 static char root[64], file[128];
 

@@ -10,7 +10,7 @@
 #include "devices/serial.h"
 #include "devices/virtio_mmio.h"
 #include "snapshots/mem_delta.h"
-#include "snapshots/snap_buf.h"
+#include "common/snap_buf.h"
 #include "vmm/vm.h"
 
 /* ---- serial ---- */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/cli.h"
+#include "common/cli_util.h"
 #include "vmm/vm.h"
 
-#include "tools/cmd_run.h"
+#include "tools/cli/cmd_run.h"
 
 #define MAX_ENV RUN_MAX_ENV
 #define RUN_OPTS_ALLOC sizeof(struct run_opts)

@@ -1,0 +1,66 @@
+/* Whole-buffer file I/O shared by the disk back-ends and the state files. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/file_io.h"
+
+/* Reads past end of file yield zeroes, like a sparse tail. */
+int file_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			memset(buf, 0, len);
+			return 0;
+		}
+		buf = (char *)buf + n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file_pwrite(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		buf = (const char *)buf + n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int file_write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX + 8];
+	int fd, ret;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	ret = file_pwrite(fd, text, strlen(text), 0);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	close(fd);
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}

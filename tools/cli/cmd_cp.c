@@ -1,0 +1,97 @@
+/*
+ * `mvm cp SRC DST`: files and trees in and out of a sandbox, exactly one side
+ * NAME:PATH. Out of the guest, everything the guest sends is hostile: the
+ * receiver (guest/agent/tree_recv.c) writes only beneath the chosen host
+ * directory, refuses special files and skips symlinks that leave the tree.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "guest/agent/tree.h"
+#include "tools/sandbox/agent_client.h"
+#include "common/cli_util.h"
+#include "tools/cli/cmd_sandbox.h"
+#include "tools/sandbox/cp.h"
+#include "tools/sandbox/sandbox.h"
+
+static const char cp_usage[] =
+	"usage: mvm cp [OPTIONS] SRC DST\n"
+	"Copy a file or directory tree into or out of a sandbox. Exactly one of SRC\n"
+	"and DST is NAME:PATH (a guest path); the other is a host path. Like cp -r:\n"
+	"into an existing directory DST the copy keeps SRC's name. Modes are kept\n"
+	"(set-id bits are dropped on the host).\n"
+	"\n"
+	"Out of a sandbox, symlinks that point outside the copied tree, device\n"
+	"nodes, FIFOs and sockets are skipped with a message; nothing is written\n"
+	"outside DST.\n"
+	"\n"
+	"  --max-size SIZE   refuse copies out of a sandbox above SIZE (default 16G)\n"
+	"  -h, --help        this text\n";
+
+/* NAME:PATH with a valid sandbox name before the colon. */
+static bool split_remote(const char *arg, char *name, size_t cap, const char **path)
+{
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+
+	if (!colon || n == 0 || n >= cap || memchr(arg, '/', n))
+		return false;
+	memcpy(name, arg, n);
+	name[n] = 0;
+	*path = colon + 1;
+	return sb_name_ok(name);
+}
+
+int cmd_cp(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "max-size", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	uint64_t max = CP_DEFAULT_MAX;
+	char sname[SB_NAME_MAX + 1], dname[SB_NAME_MAX + 1];
+	const char *spath, *dpath;
+	bool sr, dr;
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(cp_usage, stdout);
+			return 0;
+		}
+		if (c != 'm' || cli_parse_size(optarg, &max)) {
+			cli_err("cp", "bad option '%s' (see mvm cp --help)", argv[optind - 1]);
+			return MVM_EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		cli_err("cp", "expected SRC and DST (see mvm cp --help)");
+		return MVM_EXIT_USAGE;
+	}
+	sr = split_remote(argv[optind], sname, sizeof(sname), &spath);
+	dr = split_remote(argv[optind + 1], dname, sizeof(dname), &dpath);
+	if (sr == dr) {
+		cli_err("cp", "exactly one of SRC and DST must be NAME:PATH");
+		return MVM_EXIT_USAGE;
+	}
+	if ((sr && !sb_exists(sname)) || (dr && !sb_exists(dname))) {
+		cli_err("cp", "no sandbox named %s", sr ? sname : dname);
+		return MVM_EXIT_ERROR;
+	}
+	if (sb_vmm_pid(sr ? sname : dname) <= 0) {
+		cli_err("cp", "sandbox %s is not running", sr ? sname : dname);
+		return MVM_EXIT_ERROR;
+	}
+	if (sr)
+		return cp_get(sname, spath, argv[optind + 1], max) ? MVM_EXIT_ERROR : 0;
+	return cp_put(dname, argv[optind], dpath) ? MVM_EXIT_ERROR : 0;
+}

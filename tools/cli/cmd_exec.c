@@ -1,0 +1,200 @@
+/* `mvm exec NAME [OPTIONS] -- CMD [ARGS...]`: run a command in a running sandbox. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "tools/sandbox/agent_client.h"
+#include "common/cli_util.h"
+#include "tools/cli/cmd_sandbox.h"
+#include "tools/sandbox/sandbox.h"
+
+#define EXEC_TIMEOUT_STATUS 124		/* as timeout(1) */
+#define MAX_EXEC_ENV 256
+
+static const char exec_usage[] =
+	"usage: mvm exec NAME [OPTIONS] -- CMD [ARGS...]\n"
+	"Run CMD in the running sandbox NAME; its stdout and stderr stream back\n"
+	"separately. Several execs may run at once.\n"
+	"\n"
+	"  -i, --interactive   pass this process's stdin to CMD (else /dev/null)\n"
+	"  -t, --tty           run CMD on a pseudo-terminal (stderr joins stdout)\n"
+	"  -w, --workdir DIR   working directory (default /)\n"
+	"  -e, --env K=V       environment variable; repeatable (after create's --env)\n"
+	"  -u, --user UID      run as this numeric uid/gid (default 0)\n"
+	"  --timeout SECS      kill CMD (and its process group) after SECS seconds\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"The environment is PATH, HOME, TERM, LANG plus what create --env and -e\n"
+	"set: nothing from the host. Ctrl-C and SIGTERM are forwarded to CMD.\n"
+	"\n"
+	"Exit status: CMD's; 128+N if it died of signal N; 124 if --timeout killed\n"
+	"it; 125 if mvm failed (no such sandbox, agent unreachable).\n";
+
+struct exec_opts {
+	struct ap_exec e;
+	bool interactive, tty;
+	char *env[SB_MAX_ENV + MAX_EXEC_ENV + 1];
+	long timeout_s;
+};
+
+static int parse_opt(struct exec_opts *o, int c, char *arg, char **cli_env, int *ncli)
+{
+	long v;
+
+	switch (c) {
+	case 'i': o->interactive = true; return 0;
+	case 't': o->tty = true; return 0;
+	case 'w': o->e.cwd = arg; return 0;
+	case 'e':
+		if (!strchr(arg, '=') || arg[0] == '=' || *ncli == MAX_EXEC_ENV) {
+			cli_err("exec", "--env: expected K=V, got '%s'", arg);
+			return -1;
+		}
+		cli_env[(*ncli)++] = arg;
+		return 0;
+	case 'u':
+		if (cli_parse_int(arg, 0, 65535, &v)) {
+			cli_err("exec", "--user: '%s' is not a numeric uid", arg);
+			return -1;
+		}
+		o->e.uid = (uint32_t)v;
+		return 0;
+	case 'T':
+		if (cli_parse_int(arg, 1, 4000000, &o->timeout_s)) {
+			cli_err("exec", "--timeout: '%s' is not a number of seconds", arg);
+			return -1;
+		}
+		return 0;
+	}
+	cli_err("exec", "unknown or incomplete option (see mvm exec --help)");
+	return -1;
+}
+
+/* create's --env first, minus what -e overrides (getenv takes the first match). */
+static void merge_env(struct exec_opts *o, const struct sb_config *c, char **cli_env, int ncli)
+{
+	int n = 0;
+
+	for (int i = 0; i < c->nenv; i++) {
+		size_t klen = strcspn(c->env[i], "=") + 1;
+		bool overridden = false;
+
+		for (int j = 0; j < ncli; j++)
+			overridden |= !strncmp(cli_env[j], c->env[i], klen);
+		if (!overridden)
+			o->env[n++] = c->env[i];
+	}
+	for (int j = 0; j < ncli; j++)
+		o->env[n++] = cli_env[j];
+	o->env[n] = NULL;
+	o->e.env = o->env;
+	o->e.envc = n;
+}
+
+static int status_of(const struct ap_exit *x, long timeout_s)
+{
+	if (x->timed_out) {
+		cli_err("exec", "command timed out after %ld s and was killed", timeout_s);
+		return EXEC_TIMEOUT_STATUS;
+	}
+	return x->kind == AP_SIGNALED ? 128 + (int)x->code : (int)x->code;
+}
+
+static int run(const char *name, struct exec_opts *o)
+{
+	struct exec_io io = { .in_fd = o->interactive ? STDIN_FILENO : -1,
+			      .out_fd = STDOUT_FILENO, .err_fd = STDERR_FILENO,
+			      .tty = o->tty && isatty(STDIN_FILENO) };
+	struct ap_exit x = { 0 };
+	char err[1024] = "";
+	int fd = agent_connect(name, 10000), ret;
+
+	if (fd < 0) {
+		cli_err("exec", "cannot reach the agent of %s: %s", name, strerror(-fd));
+		return MVM_EXIT_ERROR;
+	}
+	if (io.tty) {
+		struct winsize ws;
+
+		if (!ioctl(STDIN_FILENO, TIOCGWINSZ, &ws)) {
+			o->e.rows = ws.ws_row;
+			o->e.cols = ws.ws_col;
+		}
+	}
+	ret = agent_exec_run(fd, &o->e, &io, &x, err, sizeof(err));
+	close(fd);
+	if (ret) {
+		cli_err("exec", "%s", err[0] ? err : strerror(-ret));
+		return MVM_EXIT_ERROR;
+	}
+	return status_of(&x, o->timeout_s);
+}
+
+int cmd_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interactive", no_argument, NULL, 'i' }, { "tty", no_argument, NULL, 't' },
+		{ "workdir", required_argument, NULL, 'w' }, { "env", required_argument, NULL, 'e' },
+		{ "user", required_argument, NULL, 'u' }, { "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' }, { 0 },
+	};
+	struct exec_opts *o = calloc(1, sizeof(*o));
+	char *cli_env[MAX_EXEC_ENV];
+	struct sb_config c;
+	const char *name;
+	int ch, ncli = 0, ret = MVM_EXIT_USAGE;
+
+	if (!o)
+		return MVM_EXIT_ERROR;
+	optind = 1;
+	opterr = 0;
+	/* NAME may come first: getopt's '+' stops at it, so take it and go on. */
+	if (argc >= 2 && argv[1][0] != '-') {
+		name = argv[1];
+		argv++;
+		argc--;
+	} else {
+		name = NULL;
+	}
+	while ((ch = getopt_long(argc, argv, "+itw:e:u:h", opts, NULL)) != -1) {
+		if (ch == 'h') {
+			fputs(exec_usage, stdout);
+			ret = 0;
+			goto out;
+		}
+		if (parse_opt(o, ch, optarg, cli_env, &ncli))
+			goto out;
+	}
+	if (!name && optind < argc)
+		name = argv[optind++];
+	if (!name || optind >= argc) {
+		cli_err("exec", "expected NAME and a command (mvm exec NAME -- CMD [ARGS...])");
+		goto out;
+	}
+	if (!sb_name_ok(name) || sb_config_load(name, &c)) {
+		cli_err("exec", "no sandbox named %s", name);
+		ret = MVM_EXIT_ERROR;
+		goto out;
+	}
+	if (sb_vmm_pid(name) <= 0) {
+		cli_err("exec", "sandbox %s is not running (mvm start %s)", name, name);
+		ret = MVM_EXIT_ERROR;
+		sb_config_free(&c);
+		goto out;
+	}
+	o->e.argv = &argv[optind];
+	o->e.argc = argc - optind;
+	o->e.cwd = o->e.cwd ? o->e.cwd : "";
+	o->e.flags = (o->interactive ? AP_EXEC_STDIN : 0) | (o->tty ? AP_EXEC_PTY : 0);
+	o->e.timeout_ms = (uint32_t)(o->timeout_s * 1000);
+	merge_env(o, &c, cli_env, ncli);
+	ret = run(name, o);
+	sb_config_free(&c);
+out:
+	free(o);
+	return ret;
+}

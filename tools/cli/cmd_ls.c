@@ -1,0 +1,87 @@
+/* `mvm ls [--json]`: every sandbox and its status. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/cli_util.h"
+#include "tools/cli/cmd_sandbox.h"
+#include "tools/sandbox/sandbox.h"
+
+static const char ls_usage[] =
+	"usage: mvm ls [--json]\n"
+	"List sandboxes: name, status (running, paused, stopped, crashed), vCPUs,\n"
+	"memory, root image, VMM pid.\n";
+
+static cJSON *entry(const char *name)
+{
+	struct sb_config c;
+	pid_t pid;
+	const char *st = sb_status(name, &pid);
+	cJSON *o = cJSON_CreateObject();
+	bool ok = !sb_config_load(name, &c);
+
+	cJSON_AddStringToObject(o, "name", name);
+	cJSON_AddStringToObject(o, "status", st);
+	cJSON_AddNumberToObject(o, "pid", pid);
+	cJSON_AddNumberToObject(o, "cpus", ok ? c.cpus : 0);
+	cJSON_AddNumberToObject(o, "memory", ok ? (double)c.mem : 0);
+	cJSON_AddStringToObject(o, "image", ok && c.image[0] ? c.image : "");
+	cJSON_AddNumberToObject(o, "created", ok ? c.created : 0);
+	if (ok)
+		sb_config_free(&c);
+	return o;
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	bool json = false;
+	char **names;
+	cJSON *arr;
+	int n;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(ls_usage, stdout);
+			return 0;
+		} else {
+			cli_err("ls", "unexpected '%s' (see mvm ls --help)", argv[i]);
+			return MVM_EXIT_USAGE;
+		}
+	}
+	n = sb_list(&names);
+	if (n < 0) {
+		cli_err("ls", "cannot read the state directory");
+		return MVM_EXIT_ERROR;
+	}
+	arr = cJSON_CreateArray();
+	if (!json)
+		printf("%-24s %-8s %4s %8s %8s  %s\n", "NAME", "STATUS", "CPUS", "MEMORY", "PID", "IMAGE");
+	for (int i = 0; i < n; i++) {
+		cJSON *o = entry(names[i]);
+
+		if (!json) {
+			const cJSON *img = cJSON_GetObjectItem(o, "image");
+
+			printf("%-24s %-8s %4d %7lluM %8d  %s\n", names[i],
+			       cJSON_GetObjectItem(o, "status")->valuestring,
+			       cJSON_GetObjectItem(o, "cpus")->valueint,
+			       (unsigned long long)(cJSON_GetObjectItem(o, "memory")->valuedouble / 1048576),
+			       cJSON_GetObjectItem(o, "pid")->valueint,
+			       img->valuestring[0] ? img->valuestring : "(initramfs + /data)");
+		}
+		cJSON_AddItemToArray(arr, o);
+		free(names[i]);
+	}
+	free(names);
+	if (json) {
+		char *s = cJSON_Print(arr);
+
+		printf("%s\n", s ? s : "[]");
+		free(s);
+	}
+	cJSON_Delete(arr);
+	return 0;
+}

@@ -1,0 +1,64 @@
+/* What the promotion verbs (diff, export, promote) share on the command line. */
+#include <errno.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "common/cli_util.h"
+#include "tools/cli/cmd_promote.h"
+#include "tools/sandbox/path_sanitize.h"
+#include "tools/sandbox/sandbox.h"
+
+void promote_print_list(const char *verb, const char *what, const struct refusals *l)
+{
+	char p[1024], why[512];
+
+	for (size_t i = 0; i < l->n; i++) {
+		ps_escape(l->r[i].path, p, sizeof(p));
+		ps_escape(l->r[i].why, why, sizeof(why));
+		fprintf(stderr, "mvm %s: %s %s: %s\n", verb, what, p[0] ? p : ".", why);
+	}
+	if (l->dropped)
+		fprintf(stderr, "mvm %s: and %zu more\n", verb, l->dropped);
+}
+
+int promote_parse_limits(const char *verb, int c, const char *arg, uint64_t *out, uint64_t *total)
+{
+	if ((c == 'o' && !cli_parse_size(arg, out)) || (c == 's' && !cli_parse_size(arg, total)))
+		return 0;
+	cli_err(verb, "bad option or value '%s' (see mvm %s --help)", arg ? arg : "", verb);
+	return -1;
+}
+
+int promote_running(const char *verb, const char *name)
+{
+	if (!sb_name_ok(name) || !sb_exists(name)) {
+		cli_err(verb, "no sandbox named %s", name);
+		return -1;
+	}
+	if (sb_vmm_pid(name) <= 0) {
+		cli_err(verb, "sandbox %s is not running (mvm start %s)", name, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* A staging directory beside @dst: "DIR/.NAME.mvm-XXXXXX". */
+int promote_staging(const char *dst, char *stage, size_t cap)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct stat st;
+
+	if (strlen(dst) >= sizeof(a))
+		return -ENAMETOOLONG;
+	if (!lstat(dst, &st))
+		return -EEXIST;
+	snprintf(a, sizeof(a), "%s", dst);
+	snprintf(b, sizeof(b), "%s", dst);
+	if (snprintf(stage, cap, "%s/.%s.mvm-XXXXXX", dirname(a), basename(b)) >= (int)cap)
+		return -ENAMETOOLONG;
+	return mkdtemp(stage) ? 0 : -errno;
+}

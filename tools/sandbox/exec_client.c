@@ -1,0 +1,244 @@
+/*
+ * The host end of an exec: one poll loop moves local stdin to STDIN frames
+ * and STDOUT/STDERR frames to local fds. Writing local output blocks, which
+ * is the back-pressure: the agent's socket fills and it stops reading the
+ * command. Local signals become KILL frames; window changes RESIZE frames.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "tools/sandbox/agent_client.h"
+
+#define RX_CAP  (AP_HDR_SIZE + AP_MAX_PAYLOAD)
+#define TX_HIGH (256u << 10)
+#define TX_CAP  (TX_HIGH + AP_HDR_SIZE + AP_CHUNK + 64)
+
+struct xc {
+	int conn, sfd;
+	const struct exec_io *io;
+	uint8_t *rx; size_t rx_len;
+	uint8_t *tx; size_t tx_off, tx_len;
+	bool stdin_open, done, out_broken;
+	struct ap_exit *x;
+	char *err; size_t errlen;
+	int ret;
+};
+
+static void queue(struct xc *c, uint16_t type, const void *p, size_t n)
+{
+	if (c->tx_off + c->tx_len + AP_HDR_SIZE + n > TX_CAP) {
+		memmove(c->tx, c->tx + c->tx_off, c->tx_len);
+		c->tx_off = 0;
+	}
+	ap_hdr_encode(c->tx + c->tx_off + c->tx_len, type, (uint32_t)n);
+	if (n)
+		memcpy(c->tx + c->tx_off + c->tx_len + AP_HDR_SIZE, p, n);
+	c->tx_len += AP_HDR_SIZE + n;
+}
+
+static void fail(struct xc *c, int ret, const char *msg)
+{
+	if (!c->ret)
+		snprintf(c->err, c->errlen, "%s", msg);
+	c->ret = c->ret ? c->ret : ret;
+	c->done = true;
+}
+
+static void queue_resize(struct xc *c)
+{
+	struct winsize ws;
+	uint8_t b[4];
+	struct ap_wr w = { .buf = b, .cap = sizeof(b) };
+
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws))
+		return;
+	ap_put_u16(&w, ws.ws_row);
+	ap_put_u16(&w, ws.ws_col);
+	queue(c, AP_RESIZE, b, w.len);
+}
+
+static void on_signal(struct xc *c)
+{
+	struct signalfd_siginfo si;
+
+	while (read(c->sfd, &si, sizeof(si)) == sizeof(si)) {
+		uint8_t b[4];
+		struct ap_wr w = { .buf = b, .cap = sizeof(b) };
+
+		if (si.ssi_signo == SIGWINCH) {
+			queue_resize(c);
+			continue;
+		}
+		ap_put_u32(&w, si.ssi_signo);
+		queue(c, AP_KILL, b, w.len);
+	}
+}
+
+static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
+{
+	int fd = h->type == AP_STDOUT ? c->io->out_fd : c->io->err_fd;
+
+	switch (h->type) {
+	case AP_STDOUT:
+	case AP_STDERR:
+		if (!c->out_broken && ap_write_all(fd, p, h->len))
+			c->out_broken = true;	/* e.g. `| head`: drop the rest, keep running */
+		return;
+	case AP_WARN:
+		fprintf(stderr, "mvm: %.*s\n", (int)h->len, (const char *)p);
+		return;
+	case AP_EXIT:
+		if (ap_exit_decode(p, h->len, c->x))
+			return fail(c, -EPROTO, "malformed exit report from the agent");
+		c->done = true;
+		return;
+	case AP_ERROR:
+		snprintf(c->err, c->errlen, "%.*s", (int)h->len, (const char *)p);
+		c->ret = -EREMOTEIO;
+		c->done = true;
+		return;
+	default:
+		fail(c, -EPROTO, "unexpected frame from the agent");
+	}
+}
+
+static void read_conn(struct xc *c)
+{
+	ssize_t r = read(c->conn, c->rx + c->rx_len, RX_CAP - c->rx_len);
+	long n;
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0)
+		return fail(c, -ECONNRESET, "lost the connection to the guest agent");
+	c->rx_len += (size_t)r;
+	while (!c->done && (n = ap_frame_size(c->rx, c->rx_len)) != 0) {
+		struct ap_hdr h;
+
+		if (n < 0 || ap_hdr_decode(c->rx, c->rx_len, &h))
+			return fail(c, -EPROTO, "malformed frame from the agent");
+		frame(c, &h, c->rx + AP_HDR_SIZE);
+		memmove(c->rx, c->rx + n, c->rx_len - (size_t)n);
+		c->rx_len -= (size_t)n;
+	}
+}
+
+static void read_stdin(struct xc *c)
+{
+	uint8_t buf[AP_CHUNK];
+	ssize_t r = read(c->io->in_fd, buf, sizeof(buf));
+
+	if (r < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (r <= 0) {
+		c->stdin_open = false;
+		queue(c, AP_STDIN, NULL, 0);	/* EOF */
+		return;
+	}
+	queue(c, AP_STDIN, buf, (size_t)r);
+}
+
+static void write_conn(struct xc *c)
+{
+	ssize_t w = write(c->conn, c->tx + c->tx_off, c->tx_len);
+
+	if (w > 0) {
+		c->tx_off += (size_t)w;
+		c->tx_len -= (size_t)w;
+		if (!c->tx_len)
+			c->tx_off = 0;
+	} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+		fail(c, -errno, "lost the connection to the guest agent");
+	}
+}
+
+static void loop(struct xc *c)
+{
+	while (!c->done) {
+		struct pollfd p[3] = {
+			{ .fd = c->conn, .events = POLLIN | (c->tx_len ? POLLOUT : 0) },
+			{ .fd = c->stdin_open && c->tx_len < TX_HIGH ? c->io->in_fd : -1, .events = POLLIN },
+			{ .fd = c->sfd, .events = POLLIN },
+		};
+
+		if (poll(p, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(c, -errno, "poll failed");
+		}
+		if (p[2].revents)
+			on_signal(c);
+		if (p[1].revents)
+			read_stdin(c);
+		if (p[0].revents & POLLOUT)
+			write_conn(c);
+		if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
+			read_conn(c);
+	}
+}
+
+static int send_request(int conn, const struct ap_exec *e, char *err, size_t errlen)
+{
+	uint8_t *buf = malloc(AP_MAX_PAYLOAD);
+	long n = buf ? ap_exec_encode(e, buf, AP_MAX_PAYLOAD) : -ENOMEM;
+	int ret = n < 0 ? (int)n : ap_write_frame(conn, AP_EXEC, buf, (size_t)n);
+
+	if (n < 0)
+		snprintf(err, errlen, "the command and environment exceed %u bytes", AP_MAX_PAYLOAD);
+	else if (ret)
+		snprintf(err, errlen, "sending the command: %s", strerror(-ret));
+	free(buf);
+	return ret;
+}
+
+int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
+		   struct ap_exit *x, char *err, size_t errlen)
+{
+	struct xc c = { .conn = conn, .io = io, .x = x, .err = err, .errlen = errlen,
+			.stdin_open = io->in_fd >= 0 };
+	struct termios saved, raw;
+	bool restore = false;
+	sigset_t set;
+
+	c.ret = send_request(conn, e, err, errlen);
+	if (c.ret)
+		return c.ret;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	c.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	c.rx = malloc(RX_CAP);
+	c.tx = malloc(TX_CAP);
+	if (c.sfd < 0 || !c.rx || !c.tx) {
+		fail(&c, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (io->tty && !tcgetattr(STDIN_FILENO, &saved)) {
+		raw = saved;
+		cfmakeraw(&raw);
+		restore = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	}
+	fcntl(conn, F_SETFL, O_NONBLOCK);
+	loop(&c);
+	if (restore)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+out:
+	if (c.sfd >= 0)
+		close(c.sfd);
+	free(c.rx);
+	free(c.tx);
+	return c.ret;
+}

@@ -1,0 +1,367 @@
+/*
+ * `mvm run` as create + exec + rm of an ephemeral sandbox: a state directory
+ * run-PID with its config.json, the sandbox's VMM (the same one `mvm create`
+ * starts, with the control API and the agent) as our child process rather
+ * than a daemon, so it dies with us; the command through the guest agent,
+ * exactly like `mvm exec`; then shutdown and removal of the state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/sandbox/agent_client.h"
+#include "tools/sandbox/api_client.h"
+#include "common/cli_util.h"
+#include "tools/sandbox/run_sandbox.h"
+#include "tools/sandbox/cp.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_vmm.h"
+
+/* What the VMM child tells us when it ends (through a pipe, < PIPE_BUF). */
+struct run_report {
+	struct vm_result res;
+	uint64_t guest_kib;
+	long peak_rss_kib;
+};
+
+struct run_sb {
+	char name[32], dir[PATH_MAX];
+	char data_disk[PATH_MAX + 16], mount[32];
+	char *agent_argv[4];
+	pid_t vmm;
+	bool reaped;
+	double t0;
+};
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec t = { 0, (long)ms * 1000000L };
+
+	nanosleep(&t, NULL);
+}
+
+/* The VMM runs in the state directory: paths the user gave relative to our
+ * cwd become absolute first (they live until we exit). */
+static const char *absolute(const char *p)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (!p || p[0] == '/' || !getcwd(cwd, sizeof(cwd)) || asprintf(&out, "%s/%s", cwd, p) < 0)
+		return p;
+	return out;
+}
+
+static void make_paths_absolute(struct vm_config *c)
+{
+	c->kernel_path = absolute(c->kernel_path);
+	c->initrd_path = absolute(c->initrd_path);
+	for (int i = 0; i < c->nr_disks; i++)
+		c->disks[i].path = absolute(c->disks[i].path);
+	c->net.policy_path = absolute(c->net.policy_path);
+	c->net.events_path = absolute(c->net.events_path);
+}
+
+/* Ctrl-C before the command runs ends the boot; once it runs, the exec
+ * client turns these signals into a KILL of the command. */
+static void block_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static bool interrupted(void)
+{
+	sigset_t p;
+
+	return !sigpending(&p) &&
+	       (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) || sigismember(&p, SIGHUP));
+}
+
+/* The child: the sandbox's VMM, with the agent as the guest's command. */
+static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t parent,
+		      const sigset_t *mask)
+{
+	struct run_report rep = { 0 };
+	int fd, log_fd;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(125);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* Our stdout may be a pipe the user waits on: only the parent holds it. */
+	fd = open("/dev/null", O_RDWR);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+	}
+	log_fd = chdir(s->dir) ? -1 : open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+					   0600);
+	if (log_fd < 0 || sb_vmm_write_pid()) {
+		rep.res.outcome = VM_ERROR;
+		snprintf(rep.res.message, sizeof(rep.res.message), "state directory %s: %s", s->dir,
+			 strerror(errno));
+		goto report;
+	}
+	o->cfg.argv = s->agent_argv;
+	o->cfg.env = NULL;		/* the command's environment goes with the exec */
+	o->cfg.workdir = NULL;
+	o->cfg.stdout_fd = o->cfg.stderr_fd = log_fd;
+	if (o->cfg.console_fd < 0)
+		o->cfg.console_fd = log_fd;	/* --console: our stderr */
+	o->cfg.vsock_path = "vsock.sock";
+	o->cfg.vsock_cid = 3;
+	o->cfg.net.runtime_rules = true;
+	sb_vmm_serve(s->name, &o->cfg, NULL, &rep.res, &rep.guest_kib);
+	rep.peak_rss_kib = run_peak_rss_kib();
+report:
+	unlink("pid");
+	(void)!write(report_fd, &rep, sizeof(rep));
+	_exit(0);
+}
+
+/* The state directory as `mvm create` would leave it, for ls/exec/net/logs. */
+static int make_state(struct run_opts *o, struct run_sb *s)
+{
+	struct sb_config c = { .cpus = o->cfg.cpus, .mem = o->cfg.mem_size, .cid = 3 };
+	char err[PATH_MAX + 128];
+	int ret;
+
+	snprintf(s->name, sizeof(s->name), "run-%d", (int)getpid());
+	ret = sb_mkdir(s->name, s->dir, sizeof(s->dir));
+	if (ret == -EEXIST && sb_vmm_pid(s->name) <= 0) {
+		sb_remove_state(s->name);	/* left by a killed run with our pid */
+		ret = sb_mkdir(s->name, s->dir, sizeof(s->dir));
+	}
+	if (ret) {
+		cli_err("run", "cannot create the sandbox state %s: %s", s->dir, strerror(-ret));
+		s->dir[0] = 0;	/* not ours: never removed */
+		return -1;
+	}
+	make_paths_absolute(&o->cfg);
+	snprintf(c.name, sizeof(c.name), "%s", s->name);
+	snprintf(c.kernel, sizeof(c.kernel), "%s", o->cfg.kernel_path);
+	snprintf(c.disk_format, sizeof(c.disk_format), "raw");
+	c.created = (double)time(NULL);
+	c.net_off = !o->cfg.net.enabled;
+	if (o->image) {
+		if (run_attach_image(o, s->dir))
+			return -1;
+		snprintf(c.image, sizeof(c.image), "%s", o->base.path);
+		snprintf(c.disk, sizeof(c.disk), "root.qcow2");
+		snprintf(c.disk_format, sizeof(c.disk_format), "qcow2");
+	}
+	s->agent_argv[0] = "mvm-agent";
+	if (o->disk_size) {
+		/* /data, as create gives it, after the disks the user numbered. */
+		struct vm_disk *d = &o->cfg.disks[o->cfg.nr_disks];
+
+		if (o->cfg.nr_disks == VM_MAX_DISKS || o->cfg.nr_disks >= 26) {
+			cli_err("run", "too many disks for --disk-size");
+			return -1;
+		}
+		snprintf(s->data_disk, sizeof(s->data_disk), "%s/data.img", s->dir);
+		if (sb_disk_create(s->data_disk, o->disk_size, err, sizeof(err))) {
+			cli_err("run", "%s", err);
+			return -1;
+		}
+		memset(d, 0, sizeof(*d));
+		d->path = s->data_disk;
+		snprintf(s->mount, sizeof(s->mount), "/dev/vd%c:/data", 'a' + o->cfg.nr_disks);
+		o->cfg.nr_disks++;
+		s->agent_argv[1] = "--mount";
+		s->agent_argv[2] = s->mount;
+		if (!o->image)
+			snprintf(c.disk, sizeof(c.disk), "data.img");
+	}
+	c.root_on_disk = o->cfg.root_on_disk;
+	for (int i = 0; i < o->nenv; i++)
+		c.env[c.nenv++] = o->env[i];
+	ret = sb_config_save(&c);
+	if (ret) {
+		cli_err("run", "cannot write %s/config.json: %s", s->dir, strerror(-ret));
+		return -1;
+	}
+	sb_event(s->name, "created", "");
+	return 0;
+}
+
+/* Booted: the agent answers. 0, -ECHILD if the VMM ended, -ETIMEDOUT, -EINTR. */
+static int wait_agent(struct run_sb *s)
+{
+	double deadline = now_s() + sb_start_timeout();
+
+	while (now_s() < deadline) {
+		if (interrupted())
+			return -EINTR;
+		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm) {
+			s->reaped = true;
+			return -ECHILD;
+		}
+		if (agent_ping(s->name, 1000) == 0)
+			return 0;
+		sleep_ms(5);
+	}
+	return -ETIMEDOUT;
+}
+
+static int exec_command(struct run_opts *o, struct run_sb *s, char *err, size_t errlen)
+{
+	struct ap_exec e = { .cwd = (char *)(o->cfg.workdir ? o->cfg.workdir : ""),
+			     .argv = (char **)o->cfg.argv, .env = o->env, .envc = o->nenv };
+	struct exec_io io = { .in_fd = -1, .out_fd = STDOUT_FILENO, .err_fd = STDERR_FILENO };
+	struct ap_exit x = { 0 };
+	int fd, ret;
+
+	while (e.argv[e.argc])
+		e.argc++;
+	fd = agent_connect(s->name, 10000);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot reach the agent: %s", strerror(-fd));
+		return -1;
+	}
+	ret = agent_exec_run(fd, &e, &io, &x, err, errlen);
+	close(fd);
+	if (ret)
+		return -1;
+	return x.kind == AP_SIGNALED ? 128 + (int)x.code : (int)x.code;
+}
+
+/* Reap the VMM if it ends within @secs (checked at least once). */
+static bool reaped_within(struct run_sb *s, double secs)
+{
+	double deadline = now_s() + secs;
+
+	for (;;) {
+		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm)
+			return s->reaped = true;
+		if (now_s() >= deadline)
+			return false;
+		sleep_ms(5);
+	}
+}
+
+/* Stop the VMM as `mvm rm -f` would: the guest syncs its disks (the user's
+ * --disk and --rootfs files outlive the sandbox) and resets; else the API;
+ * else SIGKILL. Then reap it. */
+static void stop_vmm(struct run_sb *s)
+{
+	char err[256];
+
+	if (s->reaped)
+		return;
+	if (agent_shutdown(s->name, 5000) == 0 && reaped_within(s, 30))
+		return;
+	if (api_simple(s->name, "shutdown", err, sizeof(err)) == 0 && reaped_within(s, 10))
+		return;
+	kill(s->vmm, SIGKILL);
+	waitpid(s->vmm, NULL, 0);
+	s->reaped = true;
+}
+
+static void print_timing(const struct run_sb *s, const struct run_report *r, double t_cmd,
+			 double t_end)
+{
+	fprintf(stderr, "mvm: timing: vmm-start 0.000s guest-init %.3fs command-exit %.3fs "
+		"vmm-exit %.3fs\n", r->res.t_init, t_cmd - s->t0, t_end - s->t0);
+	fprintf(stderr, "mvm: memory: peak-rss %ld KiB, guest-resident %llu KiB, "
+		"vmm-overhead %lld KiB\n", r->peak_rss_kib, (unsigned long long)r->guest_kib,
+		(long long)r->peak_rss_kib - (long long)r->guest_kib);
+}
+
+/* The command ran (@status >= 0), or why not: how the VM ended if it ended
+ * by itself (@vm_ended), else @err. */
+static int outcome(int status, const struct run_report *r, bool vm_ended, const char *err)
+{
+	if (status >= 0)
+		return status;
+	if (vm_ended && r->res.outcome != VM_EXITED && r->res.message[0])
+		return run_exit_status(&r->res);
+	cli_err("run", "%s", err[0] ? err : "the sandbox's VMM ended before the command did");
+	return MVM_EXIT_ERROR;
+}
+
+int run_in_sandbox(struct run_opts *o)
+{
+	struct run_sb *s = calloc(1, sizeof(*s));
+	struct run_report rep = { 0 };
+	char err[1024] = "";
+	int pfd[2] = { -1, -1 }, status = -1, ret = MVM_EXIT_ERROR, booted;
+	double t_cmd = 0;
+	bool have_report, died;
+	pid_t self = getpid();
+	sigset_t mask;
+
+	if (!s)
+		return MVM_EXIT_ERROR;
+	block_signals(&mask);
+	if (make_state(o, s) || pipe2(pfd, O_CLOEXEC))
+		goto out;
+	fflush(NULL);
+	s->t0 = now_s();
+	s->vmm = fork();
+	if (s->vmm == 0)
+		vmm_child(o, s, pfd[1], self, &mask);
+	close(pfd[1]);
+	pfd[1] = -1;
+	if (s->vmm < 0) {
+		snprintf(err, sizeof(err), "fork: %s", strerror(errno));
+		s->reaped = true;
+	} else if ((booted = wait_agent(s)) == -ETIMEDOUT) {
+		snprintf(err, sizeof(err), "the guest agent did not answer within %d s",
+			 sb_start_timeout());
+	} else if (booted == -EINTR) {
+		snprintf(err, sizeof(err), "interrupted while the sandbox booted");
+	} else if (!s->reaped) {
+		for (int i = 0; i < o->ncopies && !err[0]; i++) {
+			char *colon = strrchr(o->copies[i], ':');
+
+			*colon = 0;
+			if (cp_put(s->name, o->copies[i], colon + 1))
+				snprintf(err, sizeof(err), "--copy %s failed", o->copies[i]);
+		}
+		if (!err[0] && interrupted())
+			snprintf(err, sizeof(err), "interrupted before the command ran");
+		if (!err[0])
+			status = exec_command(o, s, err, sizeof(err));
+		t_cmd = now_s();
+	}
+	/* Did the VM end by itself (a panic, a reset, an error)? Then that is
+	 * why the command could not run or finish; a VMM that is going down
+	 * gets a moment to finish. */
+	died = s->vmm > 0 && status < 0 && (s->reaped || reaped_within(s, 1));
+	stop_vmm(s);
+	have_report = s->vmm > 0 && read(pfd[0], &rep, sizeof(rep)) == sizeof(rep);
+	if (o->timing && have_report)
+		print_timing(s, &rep, t_cmd ? t_cmd : now_s(), now_s());
+	ret = outcome(status, &rep, have_report && died, err);
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (s->dir[0])
+		sb_remove_state(s->name);
+	free(s);
+	return ret;
+}

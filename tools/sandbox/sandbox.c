@@ -1,0 +1,295 @@
+/* Sandbox state directories: names, paths, pid and status, events, listing. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tools/sandbox/api_client.h"
+#include "tools/sandbox/sandbox.h"
+
+int sb_root(char *out, size_t cap)
+{
+	const char *s = getenv("MVM_STATE_DIR"), *x = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	char cwd[PATH_MAX];
+
+	/* Absolute always: the VMM runs in its state directory. */
+	if (s && *s && s[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		n = snprintf(out, cap, "%s/%s", cwd, s);
+	else if (s && *s)
+		n = snprintf(out, cap, "%s", s);
+	else if (x && *x)
+		n = snprintf(out, cap, "%s/mvm", x);
+	else
+		n = snprintf(out, cap, "%s/.local/state/mvm", home && *home ? home : "/tmp");
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+bool sb_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!n || n > SB_NAME_MAX || name[0] == '.' || name[0] == '-' || name[0] == '_')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+int sb_path(const char *name, const char *file, char *out, size_t cap)
+{
+	char root[PATH_MAX];
+	int n;
+
+	if (!sb_name_ok(name))
+		return -EINVAL;
+	if (sb_root(root, sizeof(root)))
+		return -ENAMETOOLONG;
+	n = file ? snprintf(out, cap, "%s/%s/%s", root, name, file)
+		 : snprintf(out, cap, "%s/%s", root, name);
+	/* Unix socket paths must fit sun_path (108 bytes). */
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+bool sb_exists(const char *name)
+{
+	char p[PATH_MAX];
+
+	return !sb_path(name, "config.json", p, sizeof(p)) && access(p, F_OK) == 0;
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512], *rp;
+	int fd, ppid = 0;
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	rp = strrchr(buf, ')');
+	if (!rp || sscanf(rp + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
+}
+
+/* Whether @pid is the VMM of @name (not a recycled pid): `mvm vmm NAME`, or
+ * the VMM child of `mvm run` (pid P) whose sandbox is run-P. */
+static bool is_our_vmm(pid_t pid, const char *name)
+{
+	char p[64], cmd[512];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	cmd[n] = 0;
+	/* argv: mvm vmm NAME */
+	const char *a1 = cmd + strlen(cmd) + 1;
+	if (a1 < cmd + n && !strcmp(a1, "run")) {
+		char own[32];
+
+		snprintf(own, sizeof(own), "run-%d", (int)parent_of(pid));
+		return !strcmp(own, name);
+	}
+	if (a1 >= cmd + n || strcmp(a1, "vmm"))
+		return false;
+	const char *a2 = a1 + strlen(a1) + 1;
+	return a2 < cmd + n && !strcmp(a2, name);
+}
+
+static void remove_stale(const char *name)
+{
+	static const char *files[] = { "api.sock", "vsock.sock" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (!sb_path(name, files[i], p, sizeof(p)))
+			unlink(p);
+}
+
+pid_t sb_vmm_pid(const char *name)
+{
+	char p[PATH_MAX], buf[32] = { 0 };
+	int fd;
+	long pid;
+
+	if (sb_path(name, "pid", p, sizeof(p)))
+		return 0;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	pid = strtol(buf, NULL, 10);
+	if (pid > 0 && is_our_vmm((pid_t)pid, name))
+		return (pid_t)pid;
+	remove_stale(name);
+	return -1;
+}
+
+const char *sb_status(const char *name, pid_t *pidp)
+{
+	pid_t pid = sb_vmm_pid(name);
+	char st[32];
+
+	if (pidp)
+		*pidp = pid > 0 ? pid : 0;
+	if (pid < 0)
+		return "crashed";
+	if (pid == 0)
+		return "stopped";
+	if (!api_status(name, st, sizeof(st)) && !strcmp(st, "paused"))
+		return "paused";
+	return "running";
+}
+
+void sb_event(const char *name, const char *type, const char *json_fields)
+{
+	char p[PATH_MAX], line[1024];
+	struct timespec t;
+	int fd, n;
+
+	if (sb_path(name, "events.jsonl", p, sizeof(p)))
+		return;
+	clock_gettime(CLOCK_REALTIME, &t);
+	n = snprintf(line, sizeof(line), "{\"time\":%.3f,\"type\":\"%s\"%s%s}\n",
+		     (double)t.tv_sec + (double)t.tv_nsec / 1e9, type,
+		     json_fields && *json_fields ? "," : "", json_fields ? json_fields : "");
+	if (n <= 0 || (size_t)n >= sizeof(line))
+		return;
+	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	/* One write per event: O_APPEND keeps concurrent writers' lines whole. */
+	if (write(fd, line, (size_t)n) != n)
+		(void)0;
+	close(fd);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sb_list(char ***names)
+{
+	char root[PATH_MAX];
+	struct dirent *de;
+	char **v = NULL;
+	int n = 0, cap = 0;
+	DIR *d;
+
+	*names = NULL;
+	if (sb_root(root, sizeof(root)))
+		return -ENAMETOOLONG;
+	d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (!sb_name_ok(de->d_name) || !sb_exists(de->d_name))
+			continue;
+		if (n == cap) {
+			char **nv = realloc(v, (size_t)(cap = cap ? cap * 2 : 16) * sizeof(char *));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	if (n)
+		qsort(v, (size_t)n, sizeof(char *), cmp_str);
+	*names = v;
+	return n;
+}
+
+/*
+ * Empty directory @dfd: files and sockets, plus the directories checkpoints
+ * and forks keep (checkpoints/, origin/). Never follows a symlink (unlinkat
+ * removes the link itself; subdirectories open with O_NOFOLLOW); @depth
+ * bounds the recursion. Closes @dfd.
+ */
+static int empty_dir(int dfd, int depth)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int ret = 0, sub;
+
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!unlinkat(dirfd(d), de->d_name, 0))
+			continue;
+		if (errno != EISDIR || depth <= 0) {
+			ret = -errno;
+			continue;
+		}
+		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0 || empty_dir(sub, depth - 1) ||
+		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR))
+			ret = -errno;
+	}
+	closedir(d);
+	return ret;
+}
+
+int sb_remove_state(const char *name)
+{
+	char dir[PATH_MAX];
+	int fd, ret = sb_path(name, NULL, dir, sizeof(dir));
+
+	if (ret)
+		return ret;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = empty_dir(fd, 4);
+	return rmdir(dir) ? -errno : ret;
+}
+
+int sb_mkdir(const char *name, char *dir, size_t cap)
+{
+	char root[PATH_MAX], part[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+		return -ENAMETOOLONG;
+	/* mkdir -p of the root, private to the user. */
+	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
+		if (mkdir(part, 0700) && errno != EEXIST)
+			return -errno;
+		if (!p)
+			break;
+	}
+	return mkdir(dir, 0700) ? -errno : 0;
+}

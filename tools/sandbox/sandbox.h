@@ -1,0 +1,82 @@
+/*
+ * Long-lived sandboxes: one directory of state per sandbox under
+ * ${MVM_STATE_DIR:-${XDG_STATE_HOME:-~/.local/state}/mvm}/NAME/ holding
+ * config.json, the disk, api.sock, vsock.sock, console.log, events.jsonl
+ * and pid (present while a VMM runs; left behind by a VMM that crashed).
+ */
+#ifndef MVM_SANDBOX_H
+#define MVM_SANDBOX_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SB_NAME_MAX 63
+#define SB_MAX_ENV  256
+#define SB_MAX_PUBLISH 16
+
+struct sb_config {
+	char name[SB_NAME_MAX + 1];
+	char image[PATH_MAX];		/* the source image, for `ls`; "" = default initramfs */
+	char kernel[PATH_MAX];		/* "" = make guest's */
+	char disk[32];			/* file name in the state dir */
+	char disk_format[8];		/* "raw", or "qcow2": a private overlay on @image */
+	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */
+	int cpus;
+	uint64_t mem, disk_size;
+	uint64_t cid;
+	double created;			/* seconds since the epoch */
+	int nenv;
+	char *env[SB_MAX_ENV + 1];	/* K=V given at create, for every exec */
+	/* Network: the mode and rules live in policy.json (tools/sandbox/sandbox_policy.c). */
+	bool net_off;			/* --net none: no network device */
+	char dns_server[128];		/* "" = the host's resolver */
+	int npublish;
+	char *publish[SB_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
+};
+
+/* The state root; 0 or -ENAMETOOLONG. */
+int sb_root(char *out, size_t cap);
+/* [A-Za-z0-9][A-Za-z0-9_.-]*, at most SB_NAME_MAX. */
+bool sb_name_ok(const char *name);
+/* NAME's directory (@file NULL) or a file in it. 0 or -errno. */
+int sb_path(const char *name, const char *file, char *out, size_t cap);
+bool sb_exists(const char *name);
+
+int sb_config_save(const struct sb_config *c);
+int sb_config_load(const char *name, struct sb_config *c);
+void sb_config_free(struct sb_config *c);
+
+/*
+ * The VMM of NAME: its pid if it runs; 0 if none; -1 if a pid file names a
+ * process that is gone (the VMM crashed: stale sockets are removed here).
+ */
+pid_t sb_vmm_pid(const char *name);
+/* "running", "paused", "stopped" or "crashed". */
+const char *sb_status(const char *name, pid_t *pid);
+
+/* Append {"time":..,"type":@type,...@json_fields} to events.jsonl. @json_fields
+ * is "" or a JSON object body such as "\"code\":0". */
+void sb_event(const char *name, const char *type, const char *json_fields);
+
+/* Make NAME's state directory (0700; the root too, if needed) and put its
+ * path in @dir. 0, -EEXIST if NAME exists, or -errno. */
+int sb_mkdir(const char *name, char *dir, size_t cap);
+/* Delete NAME's state directory and everything in it. 0 or -errno. */
+int sb_remove_state(const char *name);
+
+/* Sorted sandbox names; free each and the array. Count, or -errno. */
+int sb_list(char ***names);
+
+/* Start NAME's VMM as a daemon and wait until its agent answers. 0 or -errno. */
+int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, size_t errlen);
+/* Stop it: the agent syncs and powers off; else the API; else SIGKILL. */
+int sb_stop(const char *name, int timeout_s);
+
+/* Boot timeout for create/start: MVM_START_TIMEOUT seconds (default 120). */
+int sb_start_timeout(void);
+/* This binary, for re-executing as the daemon. */
+const char *sb_self_exe(void);
+
+#endif

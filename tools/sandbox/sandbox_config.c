@@ -1,0 +1,151 @@
+/* config.json of a sandbox: what `mvm create` decided, read by every later verb. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/file_io.h"
+#include "tools/sandbox/sandbox.h"
+
+#define CONFIG_MAX (1 << 20)
+
+int sb_config_save(const struct sb_config *c)
+{
+	char p[PATH_MAX];
+	cJSON *j = cJSON_CreateObject(), *env = cJSON_CreateArray(), *pub = cJSON_CreateArray();
+	char *text = NULL;
+	int ret = -ENOMEM;
+
+	if (!j || !env || !pub)
+		goto out;
+	cJSON_AddNumberToObject(j, "version", 2);	/* 2: disk_format, net, dns_server, publish */
+	cJSON_AddStringToObject(j, "name", c->name);
+	cJSON_AddStringToObject(j, "image", c->image);
+	cJSON_AddStringToObject(j, "kernel", c->kernel);
+	cJSON_AddStringToObject(j, "disk", c->disk);
+	cJSON_AddStringToObject(j, "disk_format", c->disk_format[0] ? c->disk_format : "raw");
+	cJSON_AddBoolToObject(j, "root_on_disk", c->root_on_disk);
+	cJSON_AddNumberToObject(j, "cpus", c->cpus);
+	cJSON_AddNumberToObject(j, "memory", (double)c->mem);
+	cJSON_AddNumberToObject(j, "disk_size", (double)c->disk_size);
+	cJSON_AddNumberToObject(j, "cid", (double)c->cid);
+	cJSON_AddNumberToObject(j, "created", c->created);
+	for (int i = 0; i < c->nenv; i++)
+		cJSON_AddItemToArray(env, cJSON_CreateString(c->env[i]));
+	cJSON_AddItemToObject(j, "env", env);
+	env = NULL;
+	cJSON_AddBoolToObject(j, "net", !c->net_off);
+	cJSON_AddStringToObject(j, "dns_server", c->dns_server);
+	for (int i = 0; i < c->npublish; i++)
+		cJSON_AddItemToArray(pub, cJSON_CreateString(c->publish[i]));
+	cJSON_AddItemToObject(j, "publish", pub);
+	pub = NULL;
+	text = cJSON_Print(j);
+	if (!text)
+		goto out;
+	ret = sb_path(c->name, "config.json", p, sizeof(p));
+	if (ret)
+		goto out;
+	/* Atomic replace: a reader never sees half a config. */
+	ret = file_write_atomic(p, text);
+out:
+	cJSON_Delete(pub);
+	cJSON_Delete(env);
+	cJSON_Delete(j);
+	free(text);
+	return ret;
+}
+
+static void get_str(const cJSON *j, const char *key, char *out, size_t cap)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+	snprintf(out, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
+}
+
+static double get_num(const cJSON *j, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static char *read_file(const char *path)
+{
+	char *buf = malloc(CONFIG_MAX + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 && buf ? read(fd, buf, CONFIG_MAX) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+int sb_config_load(const char *name, struct sb_config *c)
+{
+	char p[PATH_MAX], *text;
+	const cJSON *env, *e;
+	cJSON *j;
+	int ret = sb_path(name, "config.json", p, sizeof(p));
+
+	memset(c, 0, sizeof(*c));
+	if (ret)
+		return ret;
+	text = read_file(p);
+	if (!text)
+		return -ENOENT;
+	j = cJSON_Parse(text);
+	free(text);
+	if (!j)
+		return -EINVAL;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	get_str(j, "image", c->image, sizeof(c->image));
+	get_str(j, "kernel", c->kernel, sizeof(c->kernel));
+	get_str(j, "disk", c->disk, sizeof(c->disk));
+	get_str(j, "disk_format", c->disk_format, sizeof(c->disk_format));
+	if (!c->disk_format[0])
+		snprintf(c->disk_format, sizeof(c->disk_format), "raw");	/* before version 2 */
+	get_str(j, "dns_server", c->dns_server, sizeof(c->dns_server));
+	c->net_off = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "net"));
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "publish")) {
+		if (c->npublish < SB_MAX_PUBLISH && cJSON_IsString(e))
+			c->publish[c->npublish++] = strdup(e->valuestring);
+	}
+	c->root_on_disk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "root_on_disk"));
+	c->cpus = (int)get_num(j, "cpus");
+	c->mem = (uint64_t)get_num(j, "memory");
+	c->disk_size = (uint64_t)get_num(j, "disk_size");
+	c->cid = (uint64_t)get_num(j, "cid");
+	c->created = get_num(j, "created");
+	env = cJSON_GetObjectItemCaseSensitive(j, "env");
+	cJSON_ArrayForEach(e, env) {
+		if (c->nenv < SB_MAX_ENV && cJSON_IsString(e))
+			c->env[c->nenv++] = strdup(e->valuestring);
+	}
+	cJSON_Delete(j);
+	/* The disk name must stay a plain file name in the state directory
+	 * ("": none, `mvm run` without a data disk). */
+	if (strchr(c->disk, '/') || c->cpus < 1 ||
+	    (strcmp(c->disk_format, "raw") && strcmp(c->disk_format, "qcow2")) ||
+	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/'))
+		return -EINVAL;
+	return 0;
+}
+
+void sb_config_free(struct sb_config *c)
+{
+	for (int i = 0; i < c->nenv; i++)
+		free(c->env[i]);
+	c->nenv = 0;
+	for (int i = 0; i < c->npublish; i++)
+		free(c->publish[i]);
+	c->npublish = 0;
+}

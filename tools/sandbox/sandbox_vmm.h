@@ -1,0 +1,29 @@
+/* The VMM of one sandbox (tools/sandbox/vmm_serve.c): `mvm vmm NAME` for create/start,
+ * and the ephemeral sandbox of `mvm run` (tools/sandbox/run_sandbox.c). */
+#ifndef MVM_SANDBOX_VMM_H
+#define MVM_SANDBOX_VMM_H
+
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+/* Run in NAME's state directory (the cwd): write "pid" atomically. 0 or -errno. */
+int sb_vmm_write_pid(void);
+
+/*
+ * In the state directory (the cwd): create the VM from @vc, serve the control
+ * API on api.sock, run until the guest stops, log started/stopped events.
+ * @res says how it ended (@res->message also when creating failed);
+ * @guest_kib (may be NULL) the guest's resident RAM at the end. 0, or -errno
+ * when the VM could not be created. @base (NULL: none) is the sandbox's disk
+ * as created, before any checkpoint layer: checkpoints freeze layers above
+ * it (snapshots/checkpoint.h). A pending `mvm restore` is loaded here.
+ */
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+		 struct vm_result *res, uint64_t *guest_kib);
+
+/* `mvm vmm NAME`: chdir to its state directory, load config.json, write the
+ * pid file, serve until the VM ends. 0 or -errno (message printed). */
+int sb_vmm_main(const char *name);
+
+#endif

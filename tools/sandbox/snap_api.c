@@ -1,0 +1,107 @@
+/* The checkpoint calls of the control API. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snapshots/checkpoint.h"
+#include "snapshots/snapshot_dir.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/snap_api.h"
+
+bool snap_api_handles(const char *op)
+{
+	return !strcmp(op, "checkpoint") || !strcmp(op, "checkpoints") || !strcmp(op, "rollback") ||
+	       !strcmp(op, "snapshot");
+}
+
+static cJSON *ok_reply(void)
+{
+	cJSON *r = cJSON_CreateObject();
+
+	cJSON_AddBoolToObject(r, "ok", 1);
+	return r;
+}
+
+static cJSON *list(struct vm *vm)
+{
+	cJSON *r = ok_reply(), *a = cJSON_AddArrayToObject(r, "checkpoints");
+
+	for (int i = 0; i < snap_count(vm); i++) {
+		struct snap_ckpt_info in;
+		cJSON *o;
+
+		if (snap_info(vm, i, &in))
+			continue;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "tag", in.tag);
+		cJSON_AddStringToObject(o, "parent", in.parent);
+		cJSON_AddNumberToObject(o, "time", in.time);
+		cJSON_AddNumberToObject(o, "pages_changed", (double)in.pages_covered);
+		cJSON_AddNumberToObject(o, "pages_stored", (double)in.pages_stored);
+		cJSON_AddNumberToObject(o, "pause_s", in.seconds);
+		cJSON_AddBoolToObject(o, "current", in.current);
+		cJSON_AddItemToArray(a, o);
+	}
+	return r;
+}
+
+static void event(const char *name, const char *type, const char *tag)
+{
+	char fields[128];
+
+	snprintf(fields, sizeof(fields), "\"tag\":\"%s\"", tag);	/* tags are [A-Za-z0-9._-] */
+	sb_event(name, type, fields);
+}
+
+cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const cJSON *req,
+		   const char **err, char *ebuf, size_t elen)
+{
+	const cJSON *tag = cJSON_GetObjectItemCaseSensitive(req, "tag");
+	char taken[SNAP_TAG_MAX];
+	double secs = 0;
+	cJSON *r;
+
+	if (!strcmp(op, "checkpoints"))
+		return list(vm);
+	if (!strcmp(op, "snapshot")) {
+		const cJSON *dir = cJSON_GetObjectItemCaseSensitive(req, "dir");
+
+		if (!cJSON_IsString(dir) || dir->valuestring[0] != '/') {
+			*err = "expected {\"op\":\"snapshot\",\"dir\":ABSOLUTE_EMPTY_DIR}";
+			return NULL;
+		}
+		if (snap_export(vm, dir->valuestring, ebuf, elen)) {
+			*err = ebuf;
+			return NULL;
+		}
+		sb_event(name, "snapshot", "");
+		return ok_reply();
+	}
+	if (tag && !cJSON_IsString(tag)) {
+		*err = "\"tag\" must be a string";
+		return NULL;
+	}
+	if (!strcmp(op, "checkpoint")) {
+		if (snap_checkpoint(vm, tag ? tag->valuestring : NULL, taken, sizeof(taken), ebuf, elen)) {
+			*err = ebuf;
+			return NULL;
+		}
+		event(name, "checkpoint", taken);
+		r = ok_reply();
+		cJSON_AddStringToObject(r, "tag", taken);
+		return r;
+	}
+	if (!tag) {
+		*err = "expected {\"op\":\"rollback\",\"tag\":TAG}";
+		return NULL;
+	}
+	if (snap_rollback(vm, tag->valuestring, &secs, ebuf, elen)) {
+		*err = ebuf;
+		return NULL;
+	}
+	event(name, "rollback", tag->valuestring);
+	r = ok_reply();
+	cJSON_AddStringToObject(r, "tag", tag->valuestring);
+	cJSON_AddNumberToObject(r, "seconds", secs);
+	return r;
+}

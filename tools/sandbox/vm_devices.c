@@ -1,0 +1,72 @@
+/*
+ * The VM's device assembly: which devices a sandbox's VM has, in which
+ * order, from its vm_config. vmm/ knows devices only through vm_add_device();
+ * this file is the one place that names them all.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "devices/legacy.h"
+#include "devices/serial.h"
+#include "devices/virtio_devices.h"
+#include "images/blk_backend.h"
+#include "images/qcow2.h"
+#include "tools/sandbox/vm_devices.h"
+
+static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
+{
+	/* The format is always stated, never probed: a guest may have written the file. */
+	struct qcow2_open_opts opts = { .allowed_root = d->backing_root,
+					.also_root = d->backing_root2,
+					.backing_fmt = d->backing_format };
+	int ret;
+
+	if (!d->format || !strcmp(d->format, "raw"))
+		ret = blk_open_raw(d->path, d->read_only, b);
+	else if (!strcmp(d->format, "qcow2"))
+		ret = blk_open_qcow2(d->path, d->read_only, &opts, b);
+	else
+		ret = -ENOTSUP;
+	if (ret)
+		snprintf(err, errlen, "disk %s (%s): %s", d->path, d->format ? d->format : "raw",
+			 strerror(-ret));
+	return ret;
+}
+
+/* Order matters: it fixes hvc0/hvc1 and vda, vdb, ... in the guest. */
+int vm_devices_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, &vm->console);
+	vm->console_tail = serial_tail;
+	if (!ret)
+		ret = i8042_create(vm);
+	if (!ret)
+		ret = guest_port_create(vm);
+	if (!ret)
+		ret = virtio_console_create(vm, cfg->stdout_fd);
+	if (!ret)
+		ret = virtio_console_create(vm, cfg->stderr_fd);
+	for (int i = 0; !ret && i < cfg->nr_disks; i++) {
+		struct blk_backend *b;
+		char id[24];
+
+		ret = open_disk(&cfg->disks[i], &b, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(id, sizeof(id), "mvm-disk%d", i);
+		ret = virtio_blk_create(vm, b, id);
+		if (!ret && cfg->nr_disks == 1)	/* checkpoints need exactly one */
+			vm->root_disk = vm->devices[vm->nr_devices - 1].dev;
+	}
+	if (!ret && cfg->want_rng)
+		ret = virtio_rng_create(vm);
+	if (!ret && cfg->vsock_path)
+		ret = virtio_vsock_create(vm, cfg->vsock_cid ? cfg->vsock_cid : 3, cfg->vsock_path);
+	if (!ret && cfg->net.enabled)
+		ret = virtio_net_create(vm, &cfg->net, err, errlen);
+	return ret;
+}
+
