@@ -71,6 +71,7 @@ $(BUILD)/unit-tests: $(UNIT_OBJS) $(LIBMVM)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBMVM) $(PKG_LIBS) -lcriterion $(LDLIBS)
 
 unit: $(BUILD)/unit-tests
+	python3 tests/layers/check-layers.py
 	$(BUILD)/unit-tests --jobs 2
 
 # Root images in the store (images/build-NAME.sh via `mvm image build`):
