@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,7 +361,7 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 	return 0;
 }
 
-int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
+int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
 {
 	struct snap_state *st = calloc(1, sizeof(*st));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
@@ -388,15 +389,29 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 	if (out->f[0].size != out->ram_size) {
 		snprintf(err, errlen, "snapshot state: memory file size is not the RAM size");
 		ret = -EBADMSG;
-		goto out;
 	}
-	for (int i = 0; !ret && i < out->nfiles; i++)
-		ret = check_file(dfd, &out->f[i], err, errlen);
 out:
 	if (dfd >= 0)
 		close(dfd);
 	free(buf);
 	free(st);
+	return ret;
+}
+
+int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
+{
+	int dfd, ret = snap_dir_info(dir, out, err, errlen);
+
+	if (ret)
+		return ret;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; !ret && i < out->nfiles; i++)
+		ret = check_file(dfd, &out->f[i], err, errlen);
+	close(dfd);
 	return ret;
 }
 
@@ -472,4 +487,36 @@ int snap_restore_pending(char *dir, size_t cap)
 	if (nl)
 		*nl = 0;
 	return 0;
+}
+
+/* Name of the next overlay: past every layer-N.qcow2 the snapshot holds. */
+static unsigned next_layer(const struct snap_dir_info *in)
+{
+	unsigned next = 1, n;
+
+	for (int i = 1; i < in->nfiles; i++)
+		if (sscanf(in->f[i].name, "layer-%u.qcow2", &n) == 1 && n >= next)
+			next = n + 1;
+	return next;
+}
+
+int snap_new_top(const char *sdir, const struct snap_dir_info *in)
+{
+	const struct snap_file *top = &in->f[in->nfiles - 1];
+	unsigned next = next_layer(in);
+	char path[PATH_MAX + 80], below[PATH_MAX + 80];
+	FILE *fp;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/layer-%u.qcow2", sdir, next);
+	snprintf(below, sizeof(below), "%s", top->name);	/* relative: beside it */
+	ret = qcow2_create_overlay(path, below, top->format, 0, 0);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), "%s/" DISK_TOP_FILE, sdir);
+	fp = fopen(path, "we");
+	if (!fp)
+		return -errno;
+	fprintf(fp, "layer-%u.qcow2 qcow2 %u %d\n", next, next + 1, in->nfiles - 1);
+	return fclose(fp) ? -EIO : 0;
 }

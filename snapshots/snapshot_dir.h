@@ -42,12 +42,19 @@ struct snap_dir_info {
  * @dir (absolute). The VM pauses for state and memory, then runs on a new
  * disk overlay while the frozen layers are copied. 0 or -errno. */
 int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen);
+/* The state file of @dir parsed (hostile input) and its file list, without
+ * reading the other files: for stores that identify them cheaply
+ * (snapshots/template.h). 0 or -errno. */
+int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
 /* Check every file of the snapshot in @dir; fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
 /* Copy the disk layers of @in from @dir into @dst (a directory), checking
  * each checksum again on the way. 0 or -errno. */
 int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,
 		     char *err, size_t errlen);
+/* In a new state dir @sdir holding the snapshot's layers: a fresh qcow2
+ * overlay over the top one and the disk-top file naming it. 0 or -errno. */
+int snap_new_top(const char *sdir, const struct snap_dir_info *in);
 /* VMM side, after vm_create with restore_mem: load @dir's state. */
 int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen);
 /* A sandbox to be restored has SNAP_RESTORE_FILE in its state directory

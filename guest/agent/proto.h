@@ -45,6 +45,7 @@ enum ap_type {
 
 #define AP_SYNC_SEED  64		/* entropy bytes in a SYNC frame */
 #define AP_SYNC_LEN   (8 + 4 + AP_SYNC_SEED)
+#define AP_SYNC_HOST_MAX 63		/* optional hostname after the seed */
 
 #define AP_EXEC_PTY   0x1u	/* run on a pseudo-terminal; stderr joins stdout */
 #define AP_EXEC_STDIN 0x2u	/* STDIN frames follow; otherwise stdin is /dev/null */

@@ -5,9 +5,12 @@
  * mixes the bytes into the kernel RNG (RNDADDENTROPY) and forces a reseed
  * (RNDRESEEDCRNG), then answers OK. `mvm rollback`, `restore` and `fork`
  * send it before they return, so no later exec sees a stale clock or a
- * shared RNG.
+ * shared RNG. A sandbox started from a template (or restored or forked
+ * under a new name) also gets its own hostname: the bytes after the seed.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <linux/random.h>
 #include <string.h>
@@ -42,13 +45,24 @@ static int reseed(const uint8_t *seed)
 	return ret;
 }
 
+/* [A-Za-z0-9.-], 1 to AP_SYNC_HOST_MAX bytes, as the host checked it too. */
+static bool hostname_ok(const uint8_t *h, size_t n)
+{
+	if (n == 0 || n > AP_SYNC_HOST_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum(h[i]) && h[i] != '-' && h[i] != '.')
+			return false;
+	return true;
+}
+
 void agent_sync(int conn, const uint8_t *p, size_t len)
 {
 	struct timespec t;
 	uint64_t sec;
 	uint32_t nsec;
 
-	if (len != AP_SYNC_LEN) {
+	if (len < AP_SYNC_LEN || (len > AP_SYNC_LEN && !hostname_ok(p + AP_SYNC_LEN, len - AP_SYNC_LEN))) {
 		agent_error(conn, "malformed sync request");
 		return;
 	}
@@ -66,6 +80,10 @@ void agent_sync(int conn, const uint8_t *p, size_t len)
 	}
 	if (reseed(p + 12)) {
 		agent_error(conn, "sync: reseeding the RNG: %s", strerror(errno));
+		return;
+	}
+	if (len > AP_SYNC_LEN && sethostname((const char *)p + AP_SYNC_LEN, len - AP_SYNC_LEN)) {
+		agent_error(conn, "sync: sethostname: %s", strerror(errno));
 		return;
 	}
 	ap_write_frame(conn, AP_OK, NULL, 0);

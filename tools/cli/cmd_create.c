@@ -18,6 +18,7 @@
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_disk.h"
 #include "tools/sandbox/sandbox_policy.h"
+#include "tools/sandbox/template.h"
 
 #define MAX_COPIES 64
 
@@ -37,6 +38,9 @@ static const char create_usage[] =
 	"  --copy HOST:GUEST      copy a host file or tree in after boot and record it\n"
 	"                         as the baseline of 'mvm diff'/'promote'; repeatable\n"
 	"  --env K=V              environment for every exec; repeatable\n"
+	"  --template TPL         start from template TPL instead of booting (see\n"
+	"                         'mvm template'); --image, --kernel, --cpus, --memory\n"
+	"                         and --disk-size are the template's and are refused\n"
 	"Network (deny by default; 'mvm net' changes the rules of a running sandbox,\n"
 	"and they are kept across stop/start):\n"
 	NET_OPTS_HELP
@@ -46,12 +50,14 @@ static const char create_usage[] =
 	"Nothing from the host enters the guest except what --env, --copy and\n"
 	"'mvm cp' pass. Boot waits up to MVM_START_TIMEOUT seconds (default 120).\n";
 
-enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV };
+enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_TEMPLATE };
 
 struct create_opts {
 	struct sb_config c;
 	struct vm_net net;
 	const char *image;
+	const char *template_name;
+	const char *machine_opt;	/* the first option a template fixes, if given */
 	char *copies[MAX_COPIES];
 	int ncopies;
 };
@@ -60,7 +66,14 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 {
 	long n;
 
+	static const char *const machine[] = { [O_IMAGE - O_IMAGE] = "--image",
+		[O_CPUS - O_IMAGE] = "--cpus", [O_MEMORY - O_IMAGE] = "--memory",
+		[O_DISK_SIZE - O_IMAGE] = "--disk-size", [O_KERNEL - O_IMAGE] = "--kernel" };
+
+	if (ch >= O_IMAGE && ch <= O_KERNEL && !o->machine_opt)
+		o->machine_opt = machine[ch - O_IMAGE];
 	switch (ch) {
+	case O_TEMPLATE: o->template_name = arg; return 0;
 	case O_IMAGE: o->image = arg; return 0;
 	case O_KERNEL: snprintf(o->c.kernel, sizeof(o->c.kernel), "%s", arg); return 0;
 	case O_CPUS:
@@ -211,6 +224,30 @@ static int create(struct create_opts *o)
 	return 0;
 }
 
+static int create_from_template(struct create_opts *o)
+{
+	struct sb_template_start t = { .name = o->c.name, .tpl = o->template_name, .net = &o->net,
+				       .env = o->c.env, .nenv = o->c.nenv };
+	char err[1024] = "";
+	int ret;
+
+	if (o->machine_opt) {
+		cli_err("create", "--template %s fixes the machine (image, kernel, vCPUs, memory, disk):"
+			" %s does not apply", o->template_name, o->machine_opt);
+		return MVM_EXIT_USAGE;
+	}
+	ret = sb_template_start(&t, err, sizeof(err));
+	if (ret < 0)
+		cli_err("create", "%s", err);
+	else if (ret)
+		cli_err("create", "%s created from %s but did not start: %s", o->c.name,
+			o->template_name, err);
+	if (ret || copy_in(o))
+		return MVM_EXIT_ERROR;
+	printf("%s\n", o->c.name);
+	return 0;
+}
+
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -219,6 +256,7 @@ int cmd_create(int argc, char **argv)
 		{ "disk-size", required_argument, NULL, O_DISK_SIZE },
 		{ "kernel", required_argument, NULL, O_KERNEL }, { "copy", required_argument, NULL, O_COPY },
 		{ "env", required_argument, NULL, O_ENV }, NET_OPTS_LONGOPTS,
+		{ "template", required_argument, NULL, O_TEMPLATE },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	struct create_opts *o = calloc(1, sizeof(*o));
@@ -257,7 +295,7 @@ int cmd_create(int argc, char **argv)
 	snprintf(o->c.name, sizeof(o->c.name), "%s", name);
 	if (check_net(o))
 		goto out;
-	ret = create(o);
+	ret = o->template_name ? create_from_template(o) : create(o);
 out:
 	sb_config_free(&o->c);
 	free(o);

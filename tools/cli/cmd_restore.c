@@ -158,39 +158,6 @@ int cmd_snapshot(int argc, char **argv)
 	return 0;
 }
 
-/* Name of the next overlay: past every layer-N.qcow2 the snapshot holds. */
-static unsigned next_layer(const struct snap_dir_info *in)
-{
-	unsigned next = 1, n;
-
-	for (int i = 1; i < in->nfiles; i++)
-		if (sscanf(in->f[i].name, "layer-%u.qcow2", &n) == 1 && n >= next)
-			next = n + 1;
-	return next;
-}
-
-/* In the new state dir: a fresh overlay over the snapshot's top layer. */
-static int new_top(const char *sdir, const struct snap_dir_info *in)
-{
-	const struct snap_file *top = &in->f[in->nfiles - 1];
-	unsigned next = next_layer(in);
-	char path[PATH_MAX + 80], below[PATH_MAX + 80];
-	FILE *fp;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/layer-%u.qcow2", sdir, next);
-	snprintf(below, sizeof(below), "%s", top->name);	/* relative: beside it */
-	ret = qcow2_create_overlay(path, below, top->format, 0, 0);
-	if (ret)
-		return ret;
-	snprintf(path, sizeof(path), "%s/" DISK_TOP_FILE, sdir);
-	fp = fopen(path, "we");
-	if (!fp)
-		return -errno;
-	fprintf(fp, "layer-%u.qcow2 qcow2 %u %d\n", next, next + 1, in->nfiles - 1);
-	return fclose(fp) ? -EIO : 0;
-}
-
 static int write_restore_file(const char *sdir, const char *snapdir)
 {
 	char path[PATH_MAX + 32];
@@ -255,7 +222,7 @@ static int restore_into(const char *verb, const char *snapdir, const char *name,
 		cli_err(verb, "%s", err);
 		return ret;
 	}
-	ret = new_top(sdir, &in);
+	ret = snap_new_top(sdir, &in);
 	if (!ret)
 		ret = write_restore_file(sdir, snapdir);
 	if (ret) {

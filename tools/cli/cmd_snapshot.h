@@ -18,5 +18,6 @@ int cmd_rollback(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_restore(int argc, char **argv);
 int cmd_fork(int argc, char **argv);
+int cmd_template(int argc, char **argv);
 
 #endif

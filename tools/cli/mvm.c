@@ -38,6 +38,7 @@ static const struct verb verbs[] = {
 	{ "snapshot", cmd_snapshot, "write a self-contained snapshot of a running sandbox" },
 	{ "restore", cmd_restore, "start a new sandbox from a snapshot" },
 	{ "fork", cmd_fork, "snapshot a running sandbox and start a copy of it" },
+	{ "template", cmd_template, "named starting points for fast new sandboxes (create, ls, rm)" },
 };
 
 static void usage(FILE *f)

@@ -20,6 +20,7 @@ struct sb_config {
 	char name[SB_NAME_MAX + 1];
 	char image[PATH_MAX];		/* the source image, for `ls`; "" = default initramfs */
 	char kernel[PATH_MAX];		/* "" = make guest's */
+	char template_name[64];		/* started from this template ("" = booted) */
 	char disk[32];			/* file name in the state dir */
 	char disk_format[8];		/* "raw", or "qcow2": a private overlay on @image */
 	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */

@@ -24,6 +24,8 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddNumberToObject(j, "version", 2);	/* 2: disk_format, net, dns_server, publish */
 	cJSON_AddStringToObject(j, "name", c->name);
 	cJSON_AddStringToObject(j, "image", c->image);
+	if (c->template_name[0])
+		cJSON_AddStringToObject(j, "template", c->template_name);
 	cJSON_AddStringToObject(j, "kernel", c->kernel);
 	cJSON_AddStringToObject(j, "disk", c->disk);
 	cJSON_AddStringToObject(j, "disk_format", c->disk_format[0] ? c->disk_format : "raw");
@@ -108,6 +110,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 		return -EINVAL;
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	get_str(j, "image", c->image, sizeof(c->image));
+	get_str(j, "template", c->template_name, sizeof(c->template_name));
 	get_str(j, "kernel", c->kernel, sizeof(c->kernel));
 	get_str(j, "disk", c->disk, sizeof(c->disk));
 	get_str(j, "disk_format", c->disk_format, sizeof(c->disk_format));

@@ -1,0 +1,380 @@
+/* The template store (snapshots/template.h): sealing and the cheap identity check. */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/file_io.h"
+#include "snapshots/template.h"
+
+#define FIXED_STATE  0	/* f[0]: state, f[1]: config.json, then the snapshot's files */
+#define FIXED_CONFIG 1
+#define FIXED_N      2
+
+int tpl_root(char *out, size_t cap)
+{
+	const char *d = getenv("MVM_TEMPLATE_DIR"), *x = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+	int n;
+
+	if (d && d[0])
+		n = snprintf(out, cap, "%s", d);
+	else if (x && x[0])
+		n = snprintf(out, cap, "%s/mvm/templates", x);
+	else
+		n = snprintf(out, cap, "%s/.local/share/mvm/templates", home ? home : "");
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+bool tpl_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > TPL_NAME_MAX || name[0] == '.' || name[0] == '-' || name[0] == '_')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", name[i]))
+			return false;
+	return true;
+}
+
+int tpl_dir(const char *name, char *out, size_t cap)
+{
+	char root[4096];
+	int n;
+
+	if (!tpl_name_ok(name))
+		return -EINVAL;
+	if (tpl_root(root, sizeof(root)))
+		return -ENAMETOOLONG;
+	n = snprintf(out, cap, "%s/%s", root, name);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+bool tpl_exists(const char *name)
+{
+	char dir[4200];
+
+	return !tpl_dir(name, dir, sizeof(dir)) && access(dir, F_OK) == 0;
+}
+
+/* Identity of @name in @dfd; @crc computed here when @want_crc. */
+static int identify(int dfd, const char *name, bool want_crc, struct tpl_file_id *id)
+{
+	struct stat st;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		ret = -EINVAL;
+	if (!ret && want_crc) {
+		uint64_t size;
+
+		ret = snap_file_crc(fd, &size, &id->crc);
+	}
+	close(fd);
+	if (ret)
+		return ret;
+	snprintf(id->name, sizeof(id->name), "%s", name);
+	id->size = (uint64_t)st.st_size;
+	id->ino = (uint64_t)st.st_ino;
+	id->dev = (uint64_t)st.st_dev;
+	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return 0;
+}
+
+static cJSON *meta_json(const struct tpl_meta *m)
+{
+	cJSON *o = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(o, "files");
+
+	cJSON_AddStringToObject(o, "name", m->name);
+	cJSON_AddStringToObject(o, "source", m->source);
+	cJSON_AddNumberToObject(o, "created", m->created);
+	for (int i = 0; files && i < m->nfiles; i++) {
+		const struct tpl_file_id *f = &m->f[i];
+		cJSON *e = cJSON_CreateObject();
+		char ino[24], dev[24], mt[24];
+
+		/* 64-bit numbers as strings: a double cannot hold every one. */
+		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)f->ino);
+		snprintf(dev, sizeof(dev), "%llu", (unsigned long long)f->dev);
+		snprintf(mt, sizeof(mt), "%lld", (long long)f->mtime_ns);
+		cJSON_AddStringToObject(e, "name", f->name);
+		cJSON_AddNumberToObject(e, "size", (double)f->size);
+		cJSON_AddStringToObject(e, "inode", ino);
+		cJSON_AddStringToObject(e, "device", dev);
+		cJSON_AddStringToObject(e, "mtime_ns", mt);
+		cJSON_AddNumberToObject(e, "crc32c", f->crc);
+		cJSON_AddItemToArray(files, e);
+	}
+	return o;
+}
+
+/* Everything in @dir read-only: the files, then the directory itself. */
+static int make_read_only(int dfd, const struct tpl_meta *m)
+{
+	for (int i = 0; i < m->nfiles; i++)
+		if (fchmodat(dfd, m->f[i].name, 0444, 0))
+			return -errno;
+	return 0;
+}
+
+int tpl_seal(const char *dir, const char *name, const char *source,
+	     const struct snap_dir_info *in, char *err, size_t errlen)
+{
+	struct tpl_meta *m = calloc(1, sizeof(*m));
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	char path[4200], *text = NULL;
+	cJSON *j = NULL;
+	struct timespec t;
+
+	ret = !m ? -ENOMEM : dfd < 0 ? -errno : 0;
+	if (ret)
+		goto out;
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->source, sizeof(m->source), "%s", source);
+	clock_gettime(CLOCK_REALTIME, &t);
+	m->created = (double)t.tv_sec;
+	m->nfiles = FIXED_N + in->nfiles;
+	/* The mode first: chmod leaves mtime alone, and the record is of the sealed file. */
+	snprintf(m->f[FIXED_STATE].name, sizeof(m->f[0].name), SNAP_DIR_STATE);
+	snprintf(m->f[FIXED_CONFIG].name, sizeof(m->f[0].name), "config.json");
+	for (int i = 0; i < in->nfiles; i++)
+		snprintf(m->f[FIXED_N + i].name, sizeof(m->f[0].name), "%s", in->f[i].name);
+	ret = make_read_only(dfd, m);
+	for (int i = 0; !ret && i < m->nfiles; i++) {
+		ret = identify(dfd, m->f[i].name, i < FIXED_N, &m->f[i]);
+		if (i >= FIXED_N)
+			m->f[i].crc = in->f[i - FIXED_N].crc;	/* verified by the caller */
+	}
+	j = ret ? NULL : meta_json(m);
+	text = j ? cJSON_Print(j) : NULL;
+	if (!ret && !text)
+		ret = -ENOMEM;
+	snprintf(path, sizeof(path), "%s/%s", dir, TPL_META);
+	if (!ret)
+		ret = file_write_atomic(path, text);
+	if (!ret && chmod(path, 0444))
+		ret = -errno;
+out:
+	if (ret)
+		snprintf(err, errlen, "sealing the template: %s", strerror(-ret));
+	if (dfd >= 0)
+		close(dfd);
+	cJSON_Delete(j);
+	free(text);
+	free(m);
+	return ret;
+}
+
+static int read_meta(const char *dir, char **text)
+{
+	char path[4200];
+	struct stat st;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, TPL_META);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > TPL_META_MAX)
+		ret = -EBADMSG;
+	else if (!(*text = calloc(1, (size_t)st.st_size + 1)))
+		ret = -ENOMEM;
+	else
+		ret = file_pread(fd, *text, (size_t)st.st_size, 0);
+	close(fd);
+	return ret;
+}
+
+static bool get_u64(const cJSON *o, const char *key, uint64_t *v)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
+	char *end;
+
+	if (!cJSON_IsString(s) || !s->valuestring[0] || strlen(s->valuestring) > 20)
+		return false;
+	errno = 0;
+	*v = strtoull(s->valuestring, &end, 10);
+	return !*end && !errno && s->valuestring[0] != '-';
+}
+
+static bool get_num(const cJSON *o, const char *key, double max, double *v)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsNumber(n) || n->valuedouble < 0 || n->valuedouble > max)
+		return false;
+	*v = n->valuedouble;
+	return true;
+}
+
+static bool get_str(const cJSON *o, const char *key, char *out, size_t cap)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(s) || strlen(s->valuestring) >= cap)
+		return false;
+	snprintf(out, cap, "%s", s->valuestring);
+	return true;
+}
+
+static bool file_from_json(const cJSON *e, struct tpl_file_id *f)
+{
+	uint64_t mt;
+	double size, crc;
+
+	if (!get_str(e, "name", f->name, sizeof(f->name)) || !f->name[0] || f->name[0] == '.' ||
+	    strchr(f->name, '/') || !get_num(e, "size", 9007199254740992.0, &size) ||
+	    !get_num(e, "crc32c", 4294967295.0, &crc) || !get_u64(e, "inode", &f->ino) ||
+	    !get_u64(e, "device", &f->dev) || !get_u64(e, "mtime_ns", &mt))
+		return false;
+	f->size = (uint64_t)size;
+	f->crc = (uint32_t)crc;
+	f->mtime_ns = (int64_t)mt;
+	return true;
+}
+
+static int meta_from_json(const cJSON *j, struct tpl_meta *m)
+{
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files"), *e;
+
+	memset(m, 0, sizeof(*m));
+	if (!get_str(j, "name", m->name, sizeof(m->name)) || !tpl_name_ok(m->name) ||
+	    !get_str(j, "source", m->source, sizeof(m->source)) ||
+	    !get_num(j, "created", 1e12, &m->created) || !cJSON_IsArray(files))
+		return -EBADMSG;
+	cJSON_ArrayForEach(e, files) {
+		if (m->nfiles == TPL_MAX_FILES || !file_from_json(e, &m->f[m->nfiles]))
+			return -EBADMSG;
+		m->nfiles++;
+	}
+	if (m->nfiles < FIXED_N + 2 || strcmp(m->f[FIXED_STATE].name, SNAP_DIR_STATE) ||
+	    strcmp(m->f[FIXED_CONFIG].name, "config.json"))
+		return -EBADMSG;
+	return 0;
+}
+
+int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen)
+{
+	char *text = NULL;
+	cJSON *j = NULL;
+	int ret = read_meta(dir, &text);
+
+	if (!ret) {
+		j = cJSON_Parse(text);
+		ret = j ? meta_from_json(j, m) : -EBADMSG;
+	}
+	if (ret)
+		snprintf(err, errlen, "%s/%s: %s", dir, TPL_META,
+			 ret == -EBADMSG ? "not a valid template record" : strerror(-ret));
+	cJSON_Delete(j);
+	free(text);
+	return ret;
+}
+
+/* Same file as recorded: nothing replaced, written or truncated since. */
+static int same_file(int dfd, const struct tpl_file_id *want, char *err, size_t errlen)
+{
+	struct tpl_file_id now;
+	int ret = identify(dfd, want->name, false, &now);
+
+	if (ret) {
+		snprintf(err, errlen, "template file %s: %s", want->name, strerror(-ret));
+		return ret;
+	}
+	if (now.size != want->size || now.ino != want->ino || now.dev != want->dev ||
+	    now.mtime_ns != want->mtime_ns) {
+		snprintf(err, errlen, "template file %s changed since the template was created "
+			 "(%s differs): refusing it; remove the template and create it again",
+			 want->name, now.size != want->size ? "size" :
+			 now.mtime_ns != want->mtime_ns ? "modification time" : "inode");
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+/* template.json's snapshot files are exactly the state's checksummed list. */
+static int same_list(const struct tpl_meta *m, const struct snap_dir_info *in, char *err,
+		     size_t errlen)
+{
+	if (m->nfiles != FIXED_N + in->nfiles)
+		goto differ;
+	for (int i = 0; i < in->nfiles; i++) {
+		const struct tpl_file_id *f = &m->f[FIXED_N + i];
+
+		if (strcmp(f->name, in->f[i].name) || f->size != in->f[i].size ||
+		    f->crc != in->f[i].crc)
+			goto differ;
+	}
+	return 0;
+differ:
+	snprintf(err, errlen, "template record and snapshot state disagree (edited?): refusing it");
+	return -EBADMSG;
+}
+
+int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
+	      char *err, size_t errlen)
+{
+	int dfd, ret = tpl_meta_load(dir, m, err, errlen);
+
+	if (ret)
+		return ret;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; !ret && i < m->nfiles; i++)
+		ret = same_file(dfd, &m->f[i], err, errlen);
+	close(dfd);
+	if (!ret)
+		ret = snap_dir_info(dir, info, err, errlen);
+	if (!ret)
+		ret = same_list(m, info, err, errlen);
+	return ret;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tpl_list(char ***names)
+{
+	char root[4096];
+	struct dirent *e;
+	char **v = NULL;
+	int n = 0;
+	DIR *d;
+
+	*names = NULL;
+	if (tpl_root(root, sizeof(root)))
+		return -ENAMETOOLONG;
+	d = opendir(root);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		char **nv;
+
+		/* Staging directories start with '.', which no name may. */
+		if (!tpl_name_ok(e->d_name) || !(nv = realloc(v, (size_t)(n + 1) * sizeof(*v))))
+			continue;
+		v = nv;
+		v[n] = strdup(e->d_name);
+		if (v[n])
+			n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, (size_t)n, sizeof(*v), cmp_name);
+	*names = v;
+	return n;
+}

@@ -1,0 +1,75 @@
+/*
+ * The template store: named, read-only starting points for new sandboxes,
+ * in ${MVM_TEMPLATE_DIR:-${XDG_DATA_HOME:-~/.local/share}/mvm/templates}/TPL/.
+ * A template is a snapshot directory (snapshots/snapshot_dir.h: state,
+ * memory, disk layers, config.json) verified once when it was written, then
+ * sealed: every file made read-only and its identity (size, mtime, inode,
+ * device, checksum) recorded in template.json. A start compares those
+ * identities (a stat per file) instead of reading gigabytes again, and
+ * refuses a template whose files changed. template.json is hostile input
+ * like the rest: bounded, parsed strictly, and checked against the state
+ * file's own checksummed file list.
+ */
+#ifndef MVM_TEMPLATE_H
+#define MVM_TEMPLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "snapshots/snapshot_dir.h"
+
+#define TPL_META       "template.json"
+#define TPL_META_MAX   (64 << 10)
+#define TPL_NAME_MAX   63
+#define TPL_MAX_FILES  (SNAP_MAX_FILES + 2)	/* + state, config.json */
+
+struct tpl_file_id {
+	char name[64];
+	uint64_t size, ino, dev;
+	int64_t mtime_ns;
+	uint32_t crc;
+};
+
+struct tpl_meta {
+	char name[TPL_NAME_MAX + 1];
+	char source[64];		/* the sandbox it was taken from */
+	double created;			/* seconds since the epoch */
+	int nfiles;
+	struct tpl_file_id f[TPL_MAX_FILES];
+};
+
+/* The store's directory (not created). 0 or -ENAMETOOLONG. */
+int tpl_root(char *out, size_t cap);
+/* [A-Za-z0-9][A-Za-z0-9_.-]*, at most TPL_NAME_MAX. */
+bool tpl_name_ok(const char *name);
+/* TPL's directory in the store. 0, -EINVAL (bad name) or -ENAMETOOLONG. */
+int tpl_dir(const char *name, char *out, size_t cap);
+
+/* TPL is in the store. */
+bool tpl_exists(const char *name);
+/* Sorted names in the store (free each and the array). Count, or -errno. */
+int tpl_list(char ***names);
+
+/*
+ * Seal the snapshot directory @dir (verified by the caller with
+ * snap_verify_dir into @in, config.json present) as template @name taken
+ * from @source: files read-only, template.json written last. 0 or -errno
+ * with @err filled.
+ */
+int tpl_seal(const char *dir, const char *name, const char *source,
+	     const struct snap_dir_info *in, char *err, size_t errlen);
+
+/* template.json of @dir, parsed and validated. 0 or -errno with @err filled. */
+int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen);
+
+/*
+ * The cheap check before a start: template.json, a stat of every file it
+ * lists (same size, mtime, inode and device, still a regular file), the
+ * state file parsed and its file list equal to template.json's. Fills @info
+ * and @m. 0, or -EBADMSG / -errno with @err saying which file changed.
+ */
+int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
+	      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,81 @@
+#!/bin/sh
+# Templates: taken from a running sandbox with a prepared file and a
+# background process; two sandboxes started from it see both, diverge
+# independently, draw different random numbers and carry their own
+# hostnames. A template survives its source's removal, `template rm` is
+# refused while a sandbox uses it, and a template whose memory file changed
+# after creation is refused at start with nothing left behind.
+. tests/integration/lib.sh
+. tests/integration/sandbox.lib
+export MVM_TEMPLATE_DIR="$T/templates"
+
+why() {
+	"$MVM" logs "$1" 2>&1 | grep -v '^\[' | tail -25 >&2
+	fail "$2"
+}
+gx() { n=$1; shift; run_mvm exec "$n" -- sh -c "$1"; [ "$rc" = 0 ] || why "$n" "exec $n '$1' ($rc): $(cat "$T/err")"; }
+
+sb_create src --disk-size 64M --memory 256M
+gx src 'echo prepared > /data/f; setsid sleep 100000 </dev/null >/dev/null 2>&1 & echo $! > /data/bgpid'
+
+run_mvm template create tpl --from src
+[ "$rc" = 0 ] || why src "template create: $(cat "$T/err")"
+for f in state memory config.json template.json; do
+	[ -f "$T/templates/tpl/$f" ] || fail "template file $f missing: $(ls "$T/templates/tpl")"
+done
+[ ! -w "$T/templates/tpl/memory" ] || [ "$(id -u)" = 0 ] || fail "template memory is writable"
+expect_match "memory file sealed read-only" "^-r--r--r--" "$(ls -l "$T/templates/tpl/memory")"
+gx src 'cat /data/f'
+expect_eq "source runs on" "prepared" "$(cat "$T/out")"
+run_mvm create bad --template tpl --memory 1G
+[ "$rc" = 2 ] || fail "--memory with --template gave $rc"
+expect_match "conflict message" "memory" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/bad" ] || fail "a refused create left a state directory"
+
+# The source goes; the template stays usable.
+run_mvm rm -f src
+[ "$rc" = 0 ] || fail "rm src: $(cat "$T/err")"
+SANDBOXES="$SANDBOXES a b"
+for n in a b; do
+	run_mvm create $n --template tpl
+	[ "$rc" = 0 ] || why $n "create $n --template: $(cat "$T/err")"
+done
+for n in a b; do
+	gx $n 'cat /data/f; kill -0 "$(cat /data/bgpid)" && echo bg-alive; hostname'
+	expect_eq "$n sees the template's file, process and its own hostname" "prepared
+bg-alive
+$n" "$(cat "$T/out")"
+done
+gx a 'echo only-a > /data/g'
+gx b 'test ! -e /data/g && echo absent'
+expect_eq "a write in a is invisible in b" "absent" "$(cat "$T/out")"
+gx a 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"'; u1=$(cat "$T/out")
+gx b 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"'; u2=$(cat "$T/out")
+[ -n "$u1" ] && [ "$u1" != "$u2" ] || fail "template sandboxes share /dev/urandom output ($u1)"
+h0=$(date +%s); gx a 'date +%s'; g=$(cat "$T/out"); h1=$(date +%s)
+[ "$g" -ge $((h0 - 1)) ] && [ "$g" -le $((h1 + 1)) ] || fail "a's clock $g, host $h0..$h1"
+
+run_mvm template ls --json
+expect_match "ls lists the template and its users" '"name":"tpl".*"sandboxes":\["a","b"\]' "$(tr -d ' \n\t' < "$T/out")"
+run_mvm template rm tpl
+[ "$rc" = 125 ] || fail "template rm while in use gave $rc"
+expect_match "rm refusal names a user" "in use.*a" "$(cat "$T/err")"
+[ -d "$T/templates/tpl" ] || fail "refused rm removed the template"
+
+# A changed memory file is refused at start; nothing is created.
+chmod u+w "$T/templates/tpl" "$T/templates/tpl/memory"
+printf 'X' | dd of="$T/templates/tpl/memory" bs=1 seek=4096 conv=notrunc 2>/dev/null
+run_mvm create c --template tpl
+[ "$rc" = 125 ] || fail "create from a modified template gave $rc"
+expect_match "modified template message" "memory.*changed" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/c" ] || fail "a refused template start left a state directory"
+run_mvm template inspect tpl --json
+expect_match "inspect says damaged" '"status":"damaged"' "$(tr -d ' \n\t' < "$T/out")"
+
+# --force removes it; its sandboxes run on (their own links).
+run_mvm template rm --force tpl
+[ "$rc" = 0 ] || fail "template rm --force: $(cat "$T/err")"
+[ ! -e "$T/templates/tpl" ] || fail "template still there after rm --force"
+gx a 'cat /data/g'
+expect_eq "a runs on after its template went" "only-a" "$(cat "$T/out")"
+echo "template: ok"

@@ -1,0 +1,374 @@
+/* Templates at run time (tools/sandbox/template.h). */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "snapshots/snapshot_dir.h"
+#include "guest/agent/proto.h"
+#include "snapshots/template.h"
+#include "tools/sandbox/agent_sync.h"
+#include "tools/sandbox/api_client.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_policy.h"
+#include "tools/sandbox/template.h"
+
+#define TPL_API_TIMEOUT_MS (10 * 60 * 1000)	/* a snapshot writes all of RAM */
+#define TPL_SYNC_TIMEOUT_MS (60 * 1000)
+
+/* Remove a directory this code made (sealed ones too): one level of files. */
+static int remove_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	struct dirent *e;
+	DIR *d;
+
+	if (dfd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	fchmod(dfd, 0700);
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return -errno;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    unlinkat(dirfd(d), e->d_name, 0) && !ret)
+			ret = -errno;
+	closedir(d);
+	return rmdir(dir) && !ret ? -errno : ret;
+}
+
+static int mkdir_parents(const char *path)
+{
+	char part[PATH_MAX];
+
+	for (const char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
+		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - path) : (int)strlen(path), path);
+		if (mkdir(part, 0700) && errno != EEXIST)
+			return -errno;
+		if (!p)
+			return 0;
+	}
+}
+
+/* A whole small file (config.json) from @src to a new @dst. */
+static int copy_small(const char *src, const char *dst)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), out = -1, ret = 0;
+	ssize_t n = in < 0 ? -1 : read(in, buf, sizeof(buf));
+
+	if (n < 0 || n == (ssize_t)sizeof(buf))
+		ret = in < 0 || n < 0 ? -errno : -EFBIG;
+	if (!ret && (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+		ret = -errno;
+	if (!ret && write(out, buf, (size_t)n) != n)
+		ret = -EIO;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) && !ret)
+		ret = -EIO;
+	return ret;
+}
+
+/* The source's VMM writes the snapshot (pause, snapshot, resume). */
+static int snapshot_source(const char *from, const char *dir, char *err, size_t errlen)
+{
+	cJSON *req = cJSON_CreateObject(), *resp = NULL;
+	char *text, *reply = NULL;
+	const cJSON *e;
+	int ret;
+
+	cJSON_AddStringToObject(req, "op", "snapshot");
+	cJSON_AddStringToObject(req, "dir", dir);
+	text = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	ret = text ? api_call(from, text, &reply, TPL_API_TIMEOUT_MS) : -ENOMEM;
+	free(text);
+	if (ret) {
+		snprintf(err, errlen, "%s is not running (mvm start %s)", from, from);
+		return ret;
+	}
+	resp = cJSON_Parse(reply);
+	free(reply);
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
+		e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+		snprintf(err, errlen, "snapshot of %s: %s", from,
+			 cJSON_IsString(e) ? e->valuestring : "the VMM refused");
+		ret = -EIO;
+	}
+	cJSON_Delete(resp);
+	return ret;
+}
+
+/* In the staging directory @stage: snapshot, configuration, verify, seal. */
+static int fill_stage(const char *tpl, const char *from, const char *stage, char *err,
+		      size_t errlen)
+{
+	char cfg[PATH_MAX], dst[PATH_MAX + 16];
+	struct snap_dir_info in;
+	int ret = snapshot_source(from, stage, err, errlen);
+
+	if (ret)
+		return ret;
+	snprintf(dst, sizeof(dst), "%s/config.json", stage);
+	ret = sb_path(from, "config.json", cfg, sizeof(cfg));
+	if (!ret)
+		ret = copy_small(cfg, dst);
+	if (ret) {
+		snprintf(err, errlen, "copying the configuration of %s: %s", from, strerror(-ret));
+		return ret;
+	}
+	/* Verified once, here: starts only compare identities later. */
+	ret = snap_verify_dir(stage, &in, err, errlen);
+	if (!ret)
+		ret = tpl_seal(stage, tpl, from, &in, err, errlen);
+	return ret;
+}
+
+int sb_template_create(const char *tpl, const char *from, char *err, size_t errlen)
+{
+	char root[PATH_MAX], stage[PATH_MAX], dst[PATH_MAX];
+	int ret;
+
+	if (tpl_dir(tpl, dst, sizeof(dst)) || tpl_root(root, sizeof(root))) {
+		snprintf(err, errlen, "bad template name '%s': letters, digits, '.', '_', '-' "
+			 "(at most %d)", tpl, TPL_NAME_MAX);
+		return -EINVAL;
+	}
+	if (!sb_name_ok(from) || !sb_exists(from)) {
+		snprintf(err, errlen, "no sandbox named %s", from);
+		return -ENOENT;
+	}
+	if (access(dst, F_OK) == 0) {
+		snprintf(err, errlen, "a template named %s already exists (mvm template rm %s)", tpl, tpl);
+		return -EEXIST;
+	}
+	ret = mkdir_parents(root);
+	snprintf(stage, sizeof(stage), "%s/.%s.XXXXXX", root, tpl);
+	if (ret || !mkdtemp(stage)) {
+		snprintf(err, errlen, "cannot create the template store %s: %s", root,
+			 strerror(ret ? -ret : errno));
+		return ret ? ret : -errno;
+	}
+	ret = fill_stage(tpl, from, stage, err, errlen);
+	/* Into place only when complete, never over another template. */
+	if (!ret && renameat2(AT_FDCWD, stage, AT_FDCWD, dst, RENAME_NOREPLACE)) {
+		ret = -errno;
+		if (ret == -EEXIST)
+			snprintf(err, errlen, "a template named %s appeared meanwhile", tpl);
+		else
+			snprintf(err, errlen, "cannot move the template into place: %s", strerror(-ret));
+	}
+	if (ret)
+		remove_dir(stage);
+	return ret;
+}
+
+int sb_template_users(const char *tpl, char ***names)
+{
+	char **all = NULL;
+	int n = sb_list(&all), k = 0;
+
+	*names = NULL;
+	if (n <= 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct sb_config c;
+		bool uses = false;
+
+		if (!sb_config_load(all[i], &c)) {
+			uses = !strcmp(c.template_name, tpl);
+			sb_config_free(&c);
+		}
+		if (uses)
+			all[k++] = all[i];
+		else
+			free(all[i]);
+	}
+	if (k)
+		*names = all;
+	else
+		free(all);
+	return k;
+}
+
+int sb_template_remove(const char *tpl, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	int ret = tpl_dir(tpl, dir, sizeof(dir));
+
+	if (!ret && access(dir, F_OK))
+		ret = -ENOENT;
+	if (!ret)
+		ret = remove_dir(dir);
+	if (ret == -ENOENT)
+		snprintf(err, errlen, "no template named %s", tpl);
+	else if (ret)
+		snprintf(err, errlen, "removing template %s: %s", tpl, strerror(-ret));
+	return ret;
+}
+
+/* The template's disk layers into the state dir: hard links (no copy, one
+ * page cache), or verified copies when the store is on another file system. */
+static int take_layers(const char *tdir, const struct snap_dir_info *in, const char *sdir,
+		       char *err, size_t errlen)
+{
+	int tfd = open(tdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (tfd < 0 || sfd < 0)
+		ret = -errno;
+	for (int i = 1; !ret && i < in->nfiles; i++)
+		if (linkat(tfd, in->f[i].name, sfd, in->f[i].name, 0))
+			ret = -errno;
+	if (tfd >= 0)
+		close(tfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (ret == -EXDEV || ret == -EPERM || ret == -EMLINK) {
+		for (int i = 1; i < in->nfiles; i++) {
+			char p[PATH_MAX + 80];
+
+			snprintf(p, sizeof(p), "%s/%s", sdir, in->f[i].name);
+			unlink(p);
+		}
+		return snap_copy_layers(tdir, in, sdir, err, errlen);
+	}
+	if (ret)
+		snprintf(err, errlen, "linking the template's disk layers: %s", strerror(-ret));
+	return ret;
+}
+
+/* The template's configuration under the new name, with this sandbox's own
+ * environment additions and network options; the machine stays the template's. */
+static int take_config(const struct sb_template_start *o, const char *tdir,
+		       const struct snap_dir_info *in, char *err, size_t errlen)
+{
+	char src[PATH_MAX + 16], dst[PATH_MAX];
+	struct sb_config c;
+	struct timespec t;
+	int ret;
+
+	snprintf(src, sizeof(src), "%s/config.json", tdir);
+	ret = sb_path(o->name, "config.json", dst, sizeof(dst));
+	if (!ret)
+		ret = copy_small(src, dst);
+	if (!ret)
+		ret = sb_config_load(o->name, &c);
+	if (ret) {
+		snprintf(err, errlen, "template configuration: %s", strerror(-ret));
+		return ret;
+	}
+	if (c.mem != in->ram_size || c.cpus != in->ncpus)
+		ret = -EINVAL, snprintf(err, errlen, "template configuration does not match its state");
+	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
+		ret = -EINVAL, snprintf(err, errlen, "template %s has no network device: "
+					 "network options do not apply", o->tpl);
+	else if (!c.net_off && !o->net->enabled)
+		ret = -EINVAL, snprintf(err, errlen, "template %s has a network device: leave out "
+					 "--net none (no rule: nothing leaves)", o->tpl);
+	for (int i = 0; !ret && i < o->nenv && c.nenv < SB_MAX_ENV; i++)
+		c.env[c.nenv++] = strdup(o->env[i]);
+	for (int i = 0; i < c.npublish; i++)
+		free(c.publish[i]);
+	c.npublish = 0;
+	for (int i = 0; !ret && i < o->net->nr_publish && i < SB_MAX_PUBLISH; i++)
+		c.publish[c.npublish++] = strdup(o->net->publish[i]);
+	snprintf(c.dns_server, sizeof(c.dns_server), "%s", o->net->dns_server ? o->net->dns_server : "");
+	snprintf(c.name, sizeof(c.name), "%s", o->name);
+	snprintf(c.template_name, sizeof(c.template_name), "%s", o->tpl);
+	clock_gettime(CLOCK_REALTIME, &t);
+	c.created = (double)t.tv_sec;
+	if (!ret && (ret = sb_config_save(&c)))
+		snprintf(err, errlen, "writing config.json: %s", strerror(-ret));
+	if (!ret && !c.net_off)
+		ret = sb_policy_create(o->name, o->net, err, errlen);
+	sb_config_free(&c);
+	return ret;
+}
+
+/* Hostnames take [A-Za-z0-9.-]: a sandbox name's '_' becomes '-'. */
+static void hostname_of(const char *name, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s", name);
+	for (char *p = out; *p; p++)
+		if (*p == '_')
+			*p = '-';
+}
+
+/* Everything before the VMM starts; on failure the caller removes @sdir. */
+static int prepare(const struct sb_template_start *o, const char *tdir,
+		   const struct snap_dir_info *in, const char *sdir, char *err, size_t errlen)
+{
+	char p[PATH_MAX + 32];
+	FILE *fp;
+	int ret = take_config(o, tdir, in, err, errlen);
+
+	if (!ret)
+		ret = take_layers(tdir, in, sdir, err, errlen);
+	if (!ret && (ret = snap_new_top(sdir, in)))
+		snprintf(err, errlen, "the new disk overlay: %s", strerror(-ret));
+	if (ret)
+		return ret;
+	/* The VMM maps the template's memory and loads its state (vmm_serve.c). */
+	snprintf(p, sizeof(p), "%s/" SNAP_RESTORE_FILE, sdir);
+	fp = fopen(p, "we");
+	if (!fp || fprintf(fp, "%s\n", tdir) < 0 || fclose(fp)) {
+		snprintf(err, errlen, "writing %s: %s", p, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
+{
+	char tdir[PATH_MAX], sdir[PATH_MAX], host[AP_SYNC_HOST_MAX + 1], fields[128];
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	struct tpl_meta *m = calloc(1, sizeof(*m));
+	int ret = !in || !m ? -ENOMEM : 0;
+
+	if (!ret && tpl_dir(o->tpl, tdir, sizeof(tdir))) {
+		snprintf(err, errlen, "bad template name '%s'", o->tpl);
+		ret = -EINVAL;
+	} else if (!ret && access(tdir, F_OK)) {
+		snprintf(err, errlen, "no template named %s (mvm template ls)", o->tpl);
+		ret = -ENOENT;
+	}
+	/* The cheap check first: nothing exists under the new name if it fails. */
+	if (!ret)
+		ret = tpl_check(tdir, in, m, err, errlen);
+	if (!ret && (ret = sb_mkdir(o->name, sdir, sizeof(sdir))))
+		snprintf(err, errlen, ret == -EEXIST ? "a sandbox named %s already exists" :
+			 "cannot create the state directory of %s", o->name);
+	if (ret)
+		goto out;
+	ret = prepare(o, tdir, in, sdir, err, errlen);
+	if (ret) {
+		sb_remove_state(o->name);
+		goto out;
+	}
+	snprintf(fields, sizeof(fields), "\"template\":\"%s\"", o->tpl);
+	sb_event(o->name, "created", fields);
+	ret = sb_start(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
+	hostname_of(o->name, host, sizeof(host));
+	if (!ret && (ret = agent_sync_as(o->name, host, TPL_SYNC_TIMEOUT_MS)))
+		snprintf(err, errlen, "the guest agent did not take its new identity: %s",
+			 strerror(-ret));
+	if (ret) {
+		sb_stop(o->name, 5);
+		ret = 1;
+	}
+out:
+	free(in);
+	free(m);
+	return ret;
+}
