@@ -31,7 +31,7 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot demo clean format
+        bench-image bench-exec bench-net bench-snapshot bench-start demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -113,7 +113,7 @@ fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
 	done
 
-bench: bench-boot bench-image bench-exec bench-net bench-snapshot
+bench: bench-boot bench-image bench-exec bench-net bench-snapshot bench-start
 
 bench-exec: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/exec.sh
@@ -124,6 +124,10 @@ bench-boot: $(BUILD)/mvm guest
 # Checkpoint/rollback/restore beside QEMU savevm/loadvm (tests/bench/snapshot.py).
 bench-snapshot: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/snapshot.py
+
+# New sandboxes cold and from a template beside QEMU cold boot and -incoming; density.
+bench-start: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh python3 tests/bench/start.py
 
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest
