@@ -82,7 +82,8 @@ static int identify(int dfd, const char *name, bool want_crc, struct tpl_file_id
 	close(fd);
 	if (ret)
 		return ret;
-	snprintf(id->name, sizeof(id->name), "%s", name);
+	if (id->name != name)
+		snprintf(id->name, sizeof(id->name), "%s", name);
 	id->size = (uint64_t)st.st_size;
 	id->ino = (uint64_t)st.st_ino;
 	id->dev = (uint64_t)st.st_dev;

@@ -1,14 +1,18 @@
-/* Snapshot directories as hostile input: snap_verify_dir before a restore. */
+/* Snapshot directories as hostile input: snap_verify_dir before a restore,
+ * and the template store's seal and cheap identity check (snapshots/template.h). */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/state_file.h"
+#include "snapshots/template.h"
 
 #define RAM (64ULL << 20)
 
@@ -80,9 +84,9 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
+	char cmd[192];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w %s && rm -rf %s", dir, dir);
 	cr_assert_eq(system(cmd), 0);
 }
 
@@ -162,4 +166,106 @@ Test(snap_dir, flipped_state_is_refused)
 	close(fd);
 	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
 	cr_assert(strstr(err, "checksum"), "%s", err);
+}
+
+/* A sealed template of make_snapshot's files (config.json added). */
+static void make_template(void)
+{
+	struct snap_dir_info in;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	put("config.json", "{}", 2, 2);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tpl_seal(dir, "tpl", "src", &in, err, sizeof(err)), 0, "%s", err);
+}
+
+/* Rewrite a sealed file as a later writer would (mode restored afterwards). */
+static void rewrite(const char *name, const void *p, size_t n, off_t off)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	cr_assert_eq(chmod(path, 0644), 0);
+	fd = open(path, O_WRONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, p, n, off), (ssize_t)n);
+	close(fd);
+	cr_assert_eq(chmod(path, 0444), 0);
+}
+
+TestSuite(template, .init = setup, .fini = teardown);
+
+Test(template, sealed_template_checks_and_is_read_only)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct stat st;
+	char path[128];
+
+	make_template();
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(in.nfiles, 3);
+	cr_assert_eq(m.nfiles, 5);
+	cr_assert_str_eq(m.source, "src");
+	snprintf(path, sizeof(path), "%s/memory", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(st.st_mode & 0777, 0444);
+}
+
+Test(template, memory_written_after_sealing_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct timespec later = { .tv_sec = 1 };
+
+	make_template();
+	nanosleep(&later, NULL);	/* mtime granularity of some file systems */
+	rewrite("memory", "X", 1, 4096);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "memory") && strstr(err, "changed"), "%s", err);
+}
+
+Test(template, replaced_layer_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	char a[128], b[128];
+
+	make_template();
+	/* Same bytes in a new file: another inode. */
+	snprintf(a, sizeof(a), "%s/base.img", dir);
+	snprintf(b, sizeof(b), "%s/base.copy", dir);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(link(a, b), 0);
+	cr_assert_eq(unlink(a), 0);
+	put("base.img", "base layer", 10, 1 << 20);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "base.img"), "%s", err);
+}
+
+Test(template, edited_record_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	char path[128];
+
+	make_template();
+	snprintf(path, sizeof(path), "%s/%s", dir, TPL_META);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(chmod(path, 0644), 0);
+	put(TPL_META, "{\"name\":\"tpl\"", 14, 14);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "not a valid template record"), "%s", err);
+	put(TPL_META, "x", 1, TPL_META_MAX + 1);
+	cr_assert_eq(tpl_meta_load(dir, &m, err, sizeof(err)), -EBADMSG);
+}
+
+Test(template, names)
+{
+	cr_assert(tpl_name_ok("py-3.11_web"));
+	cr_assert_not(tpl_name_ok(".hidden"));
+	cr_assert_not(tpl_name_ok("a/b"));
+	cr_assert_not(tpl_name_ok(""));
+	cr_assert_not(tpl_name_ok("-x"));
 }
