@@ -97,7 +97,7 @@ static cJSON *describe(const char *tpl)
 {
 	struct snap_dir_info *in = calloc(1, sizeof(*in));
 	struct tpl_meta *m = calloc(1, sizeof(*m));
-	cJSON *o = cJSON_CreateObject(), *users = cJSON_AddArrayToObject(o, "sandboxes");
+	cJSON *o = cJSON_CreateObject(), *users = cJSON_CreateArray();
 	char dir[4200], err[512] = "", **names = NULL;
 	uint64_t bytes = 0;
 	int n;
@@ -123,6 +123,7 @@ static cJSON *describe(const char *tpl)
 		free(names[i]);
 	}
 	free(names);
+	cJSON_AddItemToObject(o, "sandboxes", users);
 	free(in);
 	free(m);
 	return o;
