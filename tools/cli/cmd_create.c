@@ -198,7 +198,7 @@ static int create(struct create_opts *o)
 		rmdir(dir);
 		return MVM_EXIT_ERROR;
 	}
-	sb_event(o->c.name, "created", "");
+	sb_event(o->c.name, "created");
 	ret = sb_start(o->c.name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
 	if (ret) {
 		cli_err("create", "%s created but did not start: %s", o->c.name, err);

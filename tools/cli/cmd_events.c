@@ -1,73 +1,72 @@
 /* `mvm events NAME [--json]`: the sandbox's lifecycle events and network
- * denials (events.jsonl). */
+ * denials (events.jsonl after its rotated older part events.jsonl.1). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
 
-/* "2026-12-02T13:00:00Z created outcome=exited ..." */
+static const char events_usage[] =
+	"usage: mvm events [--json] NAME\n"
+	"Print the sandbox's lifecycle events (created, started, stopped with\n"
+	"its outcome, killed, checkpoint, rollback, ...) and its denied network\n"
+	"attempts (net-deny: protocol, destination, port, queried name, reason;\n"
+	"rate-limited); --json prints one JSON object per line (docs/api.md).\n";
+
+static int events_opt(void *ctx, int c, char *arg)
+{
+	((struct events_args *)ctx)->json = true;	/* the only option: --json */
+	return 0;
+}
+
+int events_parse(int argc, char **argv, struct events_args *a)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "events", .longopts = opts, .min_pos = 1,
+					       .max_pos = 1, .synopsis = "one sandbox NAME",
+					       .opt = events_opt };
+	char *pos[1];
+	int n, ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = verb_parse(&spec, a, argc, argv, pos, &n);
+	if (!ret)
+		a->name = pos[0];
+	return ret;
+}
+
+/* "2026-12-02T13:00:00.123Z created outcome=exited ..." */
 static void print_human(const char *line)
 {
 	cJSON *j = cJSON_Parse(line), *it;
 	const cJSON *t = cJSON_GetObjectItem(j, "time"), *ty = cJSON_GetObjectItem(j, "type");
-	char when[32] = "?";
-	time_t secs;
 
 	if (!j)
 		return;
-	if (cJSON_IsNumber(t)) {
-		secs = (time_t)t->valuedouble;
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&secs));
-	} else if (cJSON_IsString(t)) {
-		snprintf(when, sizeof(when), "%s", t->valuestring);	/* net-deny: ISO 8601 */
-	}
-	printf("%s %-8s", when, cJSON_IsString(ty) ? ty->valuestring : "?");
+	printf("%s %-8s", cJSON_IsString(t) ? t->valuestring : "?",
+	       cJSON_IsString(ty) ? ty->valuestring : "?");
 	cJSON_ArrayForEach(it, j) {
 		if (!strcmp(it->string, "time") || !strcmp(it->string, "type"))
 			continue;
 		if (cJSON_IsString(it))
 			printf(" %s=%s", it->string, it->valuestring);
 		else if (cJSON_IsNumber(it))
-			printf(" %s=%g", it->string, it->valuedouble);
+			printf(" %s=%.0f", it->string, it->valuedouble);
 	}
 	putchar('\n');
 	cJSON_Delete(j);
 }
 
-int cmd_events(int argc, char **argv)
+static void print_file(const char *p, bool json)
 {
-	const char *name = NULL;
-	bool json = false;
-	char p[4096], line[4096];
-	FILE *f;
+	char line[8192];
+	FILE *f = fopen(p, "re");
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs("usage: mvm events NAME [--json]\n"
-			      "Print the sandbox's lifecycle events (created, started, stopped with\n"
-			      "its outcome, killed) and its denied network attempts (net-deny:\n"
-			      "protocol, destination, port, queried name, reason; rate-limited);\n"
-			      "--json prints one JSON object per line.\n", stdout);
-			return 0;
-		} else if (!name) {
-			name = argv[i];
-		} else {
-			cli_err("events", "unexpected '%s'", argv[i]);
-			return MVM_EXIT_USAGE;
-		}
-	}
-	if (!name || !sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("events", name ? "no sandbox named %s" : "expected a sandbox NAME%s", name ? name : "");
-		return name ? MVM_EXIT_ERROR : MVM_EXIT_USAGE;
-	}
-	if (sb_path(name, "events.jsonl", p, sizeof(p)) || !(f = fopen(p, "r")))
-		return 0;
+	if (!f)
+		return;
 	while (fgets(line, sizeof(line), f)) {
 		if (json)
 			fputs(line, stdout);
@@ -75,5 +74,24 @@ int cmd_events(int argc, char **argv)
 			print_human(line);
 	}
 	fclose(f);
+}
+
+int cmd_events(int argc, char **argv)
+{
+	struct events_args a;
+	char p[4096], old[4096 + 2];
+	int r = events_parse(argc, argv, &a);
+
+	if (r)
+		return verb_parse_exit(r, events_usage);
+	if (!sb_name_ok(a.name) || !sb_exists(a.name)) {
+		cli_err("events", "no sandbox named %s", a.name);
+		return MVM_EXIT_ERROR;
+	}
+	if (sb_path(a.name, "events.jsonl", p, sizeof(p)))
+		return MVM_EXIT_ERROR;
+	snprintf(old, sizeof(old), "%s.1", p);
+	print_file(old, a.json);
+	print_file(p, a.json);
 	return 0;
 }

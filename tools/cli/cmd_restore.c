@@ -262,7 +262,7 @@ static int restore_into(const char *verb, const char *snapdir, const char *name,
 		cli_err(verb, "preparing the disk of %s: %s", name, strerror(-ret));
 		return ret;
 	}
-	sb_event(name, "restored", "");
+	sb_event(name, "restored");
 	ret = sb_start(name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
 	if (ret) {
 		/* Kept (stopped) so that `mvm logs` can say why; `mvm rm` removes it. */

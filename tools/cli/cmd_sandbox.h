@@ -14,4 +14,35 @@ int cmd_events(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 
+/* Argument parsers of the verbs (tools/cli/verb_args.h): 0, 1 for --help,
+ * -1 after a usage error. They run nothing. */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct logs_args {
+	const char *name;
+	bool follow;
+};
+int logs_parse(int argc, char **argv, struct logs_args *a);
+
+struct events_args {
+	const char *name;
+	bool json;
+};
+int events_parse(int argc, char **argv, struct events_args *a);
+
+#define EXEC_MAX_ENV 256
+struct exec_args {
+	const char *name;
+	bool interactive, tty;
+	const char *cwd;		/* NULL: / */
+	uint32_t uid;
+	long timeout_s;			/* 0: none */
+	char *env[EXEC_MAX_ENV];	/* -e K=V */
+	int nenv;
+	char **argv;			/* the command, in the caller's argv */
+	int argc;
+};
+int exec_parse(int argc, char **argv, struct exec_args *a);
+
 #endif

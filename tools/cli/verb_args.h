@@ -1,0 +1,34 @@
+/*
+ * One getopt_long loop for the verbs that take options and a few
+ * positional arguments (NAME, TAG, DIR): options may come before or after
+ * them, `--` ends the options, `-h`/`--help` and unknown options behave the
+ * same in every verb. Pure: parses only (unit-tested), prints only errors.
+ */
+#ifndef MVM_VERB_ARGS_H
+#define MVM_VERB_ARGS_H
+
+#include <getopt.h>
+
+#define VERB_MAX_OPTS 16
+
+struct verb_spec {
+	const char *verb;		/* for messages: "mvm VERB: ..." */
+	const char *shortopts;		/* getopt letters without h ("" for none) */
+	const struct option *longopts;	/* may be NULL; {0}-terminated; --help is added */
+	int min_pos, max_pos;		/* how many positional arguments */
+	const char *synopsis;		/* "NAME [TAG]", for the usage error */
+	/* Each option: 0, or -1 after printing why its value is bad. */
+	int (*opt)(void *ctx, int c, char *arg);
+};
+
+/*
+ * Parse @argv (argv[0] is the verb) as @s says; @ctx goes to s->opt.
+ * Positional arguments end in @pos (up to s->max_pos), their number in
+ * *@npos. Returns 0; 1 for --help; -1 after a usage error on stderr.
+ */
+int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, char **pos, int *npos);
+
+/* After verb_parse's @r (1 or -1): print @usage for --help; the exit status. */
+int verb_parse_exit(int r, const char *usage);
+
+#endif
