@@ -16,26 +16,13 @@ static const char events_usage[] =
 	"attempts (net-deny: protocol, destination, port, queried name, reason;\n"
 	"rate-limited); --json prints one JSON object per line (docs/api.md).\n";
 
-static int events_opt(void *ctx, int c, char *arg)
-{
-	((struct events_args *)ctx)->json = true;	/* the only option: --json */
-	return 0;
-}
-
-int events_parse(int argc, char **argv, struct events_args *a)
+int events_parse(int argc, char **argv, struct verb_args *a)
 {
 	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
 	static const struct verb_spec spec = { .verb = "events", .longopts = opts, .min_pos = 1,
-					       .max_pos = 1, .synopsis = "one sandbox NAME",
-					       .opt = events_opt };
-	char *pos[1];
-	int n, ret;
+					       .max_pos = 1, .synopsis = "one sandbox NAME" };
 
-	memset(a, 0, sizeof(*a));
-	ret = verb_parse(&spec, a, argc, argv, pos, &n);
-	if (!ret)
-		a->name = pos[0];
-	return ret;
+	return verb_parse(&spec, NULL, argc, argv, a);
 }
 
 /* "2026-12-02T13:00:00.123Z created outcome=exited ..." */
@@ -78,20 +65,20 @@ static void print_file(const char *p, bool json)
 
 int cmd_events(int argc, char **argv)
 {
-	struct events_args a;
+	struct verb_args a;
 	char p[4096], old[4096 + 2];
 	int r = events_parse(argc, argv, &a);
 
 	if (r)
 		return verb_parse_exit(r, events_usage);
-	if (!sb_name_ok(a.name) || !sb_exists(a.name)) {
-		cli_err("events", "no sandbox named %s", a.name);
+	if (!sb_name_ok(a.pos[0]) || !sb_exists(a.pos[0])) {
+		cli_err("events", "no sandbox named %s", a.pos[0]);
 		return MVM_EXIT_ERROR;
 	}
-	if (sb_path(a.name, "events.jsonl", p, sizeof(p)))
+	if (sb_path(a.pos[0], "events.jsonl", p, sizeof(p)))
 		return MVM_EXIT_ERROR;
 	snprintf(old, sizeof(old), "%s.1", p);
-	print_file(old, a.json);
-	print_file(p, a.json);
+	print_file(old, a.flag);
+	print_file(p, a.flag);
 	return 0;
 }

@@ -20,26 +20,13 @@ static const char logs_usage[] =
 	"older output was dropped.\n"
 	"  -f, --follow   keep printing while the sandbox runs\n";
 
-static int logs_opt(void *ctx, int c, char *arg)
-{
-	((struct logs_args *)ctx)->follow = true;	/* the only option: -f */
-	return 0;
-}
-
-int logs_parse(int argc, char **argv, struct logs_args *a)
+int logs_parse(int argc, char **argv, struct verb_args *a)
 {
 	static const struct option opts[] = { { "follow", no_argument, NULL, 'f' }, { 0 } };
 	static const struct verb_spec spec = { .verb = "logs", .shortopts = "f", .longopts = opts,
-					       .min_pos = 1, .max_pos = 1, .synopsis = "one sandbox NAME",
-					       .opt = logs_opt };
-	char *pos[1];
-	int n, ret;
+					       .min_pos = 1, .max_pos = 1, .synopsis = "one sandbox NAME" };
 
-	memset(a, 0, sizeof(*a));
-	ret = verb_parse(&spec, a, argc, argv, pos, &n);
-	if (!ret)
-		a->name = pos[0];
-	return ret;
+	return verb_parse(&spec, NULL, argc, argv, a);
 }
 
 static int copy_out(int fd)
@@ -80,18 +67,20 @@ static void print_older(const char *path)
 int cmd_logs(int argc, char **argv)
 {
 	const struct timespec tick = { 0, 200 * 1000000L };
-	struct logs_args a;
+	struct verb_args a;
+	const char *name;
 	char p[4096];
 	int fd, r;
 
 	r = logs_parse(argc, argv, &a);
 	if (r)
 		return verb_parse_exit(r, logs_usage);
-	if (!sb_name_ok(a.name) || !sb_exists(a.name)) {
-		cli_err("logs", "no sandbox named %s", a.name);
+	name = a.pos[0];
+	if (!sb_name_ok(name) || !sb_exists(name)) {
+		cli_err("logs", "no sandbox named %s", name);
 		return MVM_EXIT_ERROR;
 	}
-	if (sb_path(a.name, "console.log", p, sizeof(p)))
+	if (sb_path(name, "console.log", p, sizeof(p)))
 		return MVM_EXIT_ERROR;
 	print_older(p);
 	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
@@ -100,15 +89,15 @@ int cmd_logs(int argc, char **argv)
 		r = copy_out(fd);
 		if (r < 0)
 			break;
-		if (a.follow && !r && rotated(fd, p)) {
+		if (a.flag && !r && rotated(fd, p)) {
 			close(fd);
 			if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
 				return 0;
 			continue;
 		}
-		if (a.follow && !r)
+		if (a.flag && !r)
 			nanosleep(&tick, NULL);
-	} while (a.follow && (r > 0 || sb_vmm_pid(a.name) > 0));
+	} while (a.flag && (r > 0 || sb_vmm_pid(name) > 0));
 	close(fd);
 	return 0;
 }

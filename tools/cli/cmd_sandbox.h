@@ -19,17 +19,15 @@ int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 #include <stdbool.h>
 #include <stdint.h>
 
-struct logs_args {
-	const char *name;
-	bool follow;
-};
-int logs_parse(int argc, char **argv, struct logs_args *a);
-
-struct events_args {
-	const char *name;
-	bool json;
-};
-int events_parse(int argc, char **argv, struct events_args *a);
+struct verb_args;
+int logs_parse(int argc, char **argv, struct verb_args *a);	/* -f: follow */
+int events_parse(int argc, char **argv, struct verb_args *a);	/* --json */
+int rm_parse(int argc, char **argv, struct verb_args *a);	/* -f: force */
+int ls_parse(int argc, char **argv, struct verb_args *a);	/* --json */
+int start_parse(int argc, char **argv, struct verb_args *a);
+int stop_parse(int argc, char **argv, struct verb_args *a);
+int cp_parse(int argc, char **argv, struct verb_args *a, uint64_t *max);	/* SRC DST */
+int net_parse(int argc, char **argv, struct verb_args *a);	/* VERB NAME [RULE|DEST] */
 
 #define EXEC_MAX_ENV 256
 struct exec_args {

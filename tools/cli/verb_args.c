@@ -34,14 +34,14 @@ static int bad_option(const struct verb_spec *s, int c, char **argv)
 	return -1;
 }
 
-int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, char **pos, int *npos)
+int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, struct verb_args *a)
 {
 	struct option opts[VERB_MAX_OPTS];
 	char shorts[64];
 	int c;
 
-	*npos = 0;
-	if (all_opts(s, opts, shorts, sizeof(shorts)))
+	memset(a, 0, sizeof(*a));
+	if (all_opts(s, opts, shorts, sizeof(shorts)) || s->max_pos > VERB_MAX_POS)
 		return -1;
 	optind = 0;	/* full reset: verbs may parse more than once (tests) */
 	opterr = 0;
@@ -50,15 +50,17 @@ int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, char
 			return 1;
 		if (c == '?' || c == ':')
 			return bad_option(s, c, argv);
-		if (!s->opt || s->opt(ctx, c, optarg))
+		if (!s->opt)
+			a->flag = true;
+		else if (s->opt(ctx, c, optarg))
 			return -1;
 	}
 	if (argc - optind < s->min_pos || argc - optind > s->max_pos) {
 		cli_err(s->verb, "expected %s (see mvm %s --help)", s->synopsis, s->verb);
 		return -1;
 	}
-	for (; optind < argc; optind++)
-		pos[(*npos)++] = argv[optind];
+	while (optind < argc)
+		a->pos[a->npos++] = argv[optind++];
 	return 0;
 }
 
