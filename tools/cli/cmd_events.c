@@ -71,10 +71,8 @@ int cmd_events(int argc, char **argv)
 
 	if (r)
 		return verb_parse_exit(r, events_usage);
-	if (!sb_name_ok(a.pos[0]) || !sb_exists(a.pos[0])) {
-		cli_err("events", "no sandbox named %s", a.pos[0]);
+	if (!verb_sandbox_ok("events", a.pos[0]))
 		return MVM_EXIT_ERROR;
-	}
 	if (sb_path(a.pos[0], "events.jsonl", p, sizeof(p)))
 		return MVM_EXIT_ERROR;
 	snprintf(old, sizeof(old), "%s.1", p);

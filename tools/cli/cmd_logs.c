@@ -76,10 +76,8 @@ int cmd_logs(int argc, char **argv)
 	if (r)
 		return verb_parse_exit(r, logs_usage);
 	name = a.pos[0];
-	if (!sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("logs", "no sandbox named %s", name);
+	if (!verb_sandbox_ok("logs", name))
 		return MVM_EXIT_ERROR;
-	}
 	if (sb_path(name, "console.log", p, sizeof(p)))
 		return MVM_EXIT_ERROR;
 	print_older(p);

@@ -106,10 +106,8 @@ int cmd_net(int argc, char **argv)
 		return verb_parse_exit(ret, net_usage);
 	show = !strcmp(verb, "show");
 	check = !strcmp(verb, "check");
-	if (!sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("net", "no sandbox named %s", name);
+	if (!verb_sandbox_ok("net", name))
 		return MVM_EXIT_ERROR;
-	}
 	snprintf(op, sizeof(op), "net-%s", verb);
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op);

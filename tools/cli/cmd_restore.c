@@ -60,15 +60,6 @@ int fork_parse(int argc, char **argv, struct verb_args *a)
 	return two_args("fork", "NAME NEWNAME", argc, argv, a);
 }
 
-/* An existing sandbox @name, or false after saying so. */
-static bool have_sandbox(const char *verb, const char *name)
-{
-	if (sb_name_ok(name) && sb_exists(name))
-		return true;
-	cli_err(verb, "no sandbox named %s", name);
-	return false;
-}
-
 int cmd_snapshot(int argc, char **argv)
 {
 	struct verb_args a;
@@ -78,7 +69,7 @@ int cmd_snapshot(int argc, char **argv)
 
 	if (rc)
 		return verb_parse_exit(rc, snapshot_usage);
-	if (!have_sandbox("snapshot", a.pos[0]))
+	if (!verb_sandbox_ok("snapshot", a.pos[0]))
 		return MVM_EXIT_ERROR;
 	made = mkdir(a.pos[1], 0700) == 0;
 	if (!made && errno != EEXIST) {
@@ -135,7 +126,7 @@ int cmd_fork(int argc, char **argv)
 
 	if (ret)
 		return verb_parse_exit(ret, fork_usage);
-	if (!have_sandbox("fork", a.pos[0]) ||
+	if (!verb_sandbox_ok("fork", a.pos[0]) ||
 	    sb_new_state_dir("fork", a.pos[1], sdir, sizeof(sdir)))
 		return MVM_EXIT_ERROR;
 	/* The snapshot lives in the fork's own state dir: rm removes both. */

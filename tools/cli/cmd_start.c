@@ -27,10 +27,8 @@ int cmd_start(int argc, char **argv)
 
 	if (r)
 		return verb_parse_exit(r, start_usage);
-	if (!sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("start", "no sandbox named %s", name);
+	if (!verb_sandbox_ok("start", name))
 		return MVM_EXIT_ERROR;
-	}
 	if (sb_vmm_pid(name) > 0) {
 		cli_err("start", "%s is already running", name);
 		return MVM_EXIT_ERROR;

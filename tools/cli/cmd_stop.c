@@ -28,10 +28,8 @@ int cmd_stop(int argc, char **argv)
 
 	if (r)
 		return verb_parse_exit(r, stop_usage);
-	if (!sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("stop", "no sandbox named %s", name);
+	if (!verb_sandbox_ok("stop", name))
 		return MVM_EXIT_ERROR;
-	}
 	if (sb_stop(name, 30)) {
 		cli_err("stop", "could not stop %s", name);
 		return MVM_EXIT_ERROR;

@@ -4,6 +4,7 @@
 
 #include "common/cli_util.h"
 #include "tools/cli/verb_args.h"
+#include "tools/sandbox/sandbox.h"
 
 /* s->longopts plus --help; 0 or -1 if there are too many. */
 static int all_opts(const struct verb_spec *s, struct option *out, char *shorts, size_t cap)
@@ -69,4 +70,12 @@ int verb_parse_exit(int r, const char *usage)
 	if (r > 0)
 		fputs(usage, stdout);
 	return r > 0 ? 0 : MVM_EXIT_USAGE;
+}
+
+bool verb_sandbox_ok(const char *verb, const char *name)
+{
+	if (sb_name_ok(name) && sb_exists(name))
+		return true;
+	cli_err(verb, "no sandbox named %s", name);
+	return false;
 }
