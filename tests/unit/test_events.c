@@ -108,6 +108,11 @@ Test(events, every_kind_from_its_producer_matches_the_schema)
 	cr_assert_eq(event_append(path, net_event_json(&supp)), 0);
 
 	cr_assert_eq(check_file(path, "stopped"), VM_ERROR + 2);
+	r.outcome = VM_PANIC;
+	cJSON *st = sb_stopped_event(&r);
+	const char *m = cJSON_GetObjectItem(st, "message")->valuestring;
+	cr_assert_str_eq(m, "Kernel panic \"x\\y\"   \xff", "control characters reach the log");
+	cJSON_Delete(st);
 	cr_assert_eq(check_file(path, "net-deny"), 2);
 	cr_assert_eq(check_file(path, "net-deny-suppressed"), 1);
 	cr_assert_eq(check_file(path, "rollback"), 1);

@@ -25,6 +25,13 @@ int events_parse(int argc, char **argv, struct verb_args *a)
 	return verb_parse(&spec, NULL, argc, argv, a);
 }
 
+/* @s with control characters shown as '?' (a terminal prints this). */
+static void put_text(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
 /* "2026-12-02T13:00:00.123Z created outcome=exited ..." */
 static void print_human(const char *line)
 {
@@ -33,15 +40,20 @@ static void print_human(const char *line)
 
 	if (!j)
 		return;
-	printf("%s %-8s", cJSON_IsString(t) ? t->valuestring : "?",
-	       cJSON_IsString(ty) ? ty->valuestring : "?");
+	put_text(cJSON_IsString(t) ? t->valuestring : "?");
+	putchar(' ');
+	put_text(cJSON_IsString(ty) ? ty->valuestring : "?");
 	cJSON_ArrayForEach(it, j) {
-		if (!strcmp(it->string, "time") || !strcmp(it->string, "type"))
+		if (!strcmp(it->string, "time") || !strcmp(it->string, "type") ||
+		    !(cJSON_IsString(it) || cJSON_IsNumber(it)))
 			continue;
+		putchar(' ');
+		put_text(it->string);
+		putchar('=');
 		if (cJSON_IsString(it))
-			printf(" %s=%s", it->string, it->valuestring);
-		else if (cJSON_IsNumber(it))
-			printf(" %s=%.0f", it->string, it->valuedouble);
+			put_text(it->valuestring);
+		else
+			printf("%.0f", it->valuedouble);
 	}
 	putchar('\n');
 	cJSON_Delete(j);

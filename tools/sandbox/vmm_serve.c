@@ -50,12 +50,19 @@ cJSON *sb_stopped_event(const struct vm_result *r)
 	static const char *names[] = { "exited", "signaled", "panic", "reboot", "error" };
 	cJSON *ev = event_new("stopped", 0);
 	const char *m = r->message;
+	char msg[sizeof(r->message)];
+	size_t i;
 
 	/* In a sandbox nothing reports an exit status: a reset is the normal end. */
 	if (r->outcome == VM_REBOOT)
 		m = "the guest reset (mvm stop, or a reboot inside the guest)";
+	/* The message may quote the guest's console: no control characters
+	 * (escape sequences) reach a terminal that prints it. */
+	for (i = 0; m[i] && i < sizeof(msg) - 1; i++)
+		msg[i] = (unsigned char)m[i] < 0x20 || m[i] == 0x7f ? ' ' : m[i];
+	msg[i] = 0;
 	cJSON_AddStringToObject(ev, "outcome", r->outcome <= VM_ERROR ? names[r->outcome] : "unknown");
-	cJSON_AddStringToObject(ev, "message", m);	/* cJSON escapes the guest's console */
+	cJSON_AddStringToObject(ev, "message", msg);
 	return ev;
 }
 
