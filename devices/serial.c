@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "devices/serial.h"
+#include "common/rotlog.h"
 #include "common/snap_buf.h"
 #include "vmm/vm.h"
 
@@ -28,6 +29,7 @@ struct serial {
 	pthread_mutex_t lock;
 	uint32_t irq;
 	int out_fd;
+	struct rotlog *log;	/* non-NULL: instead of out_fd */
 	uint8_t ier, lcr, mcr, scr, fcr, dll, dlm;
 	int thri_pending;
 	int irq_level;
@@ -48,11 +50,8 @@ static void update_irq(struct serial *s)
 static void tx(struct serial *s, uint8_t c)
 {
 	s->tail[s->tail_pos++ % TAIL_SIZE] = (char)c;
-	if (s->out_fd >= 0) {
-		ssize_t r = write(s->out_fd, &c, 1);
-
-		(void)r;	/* a closed console must not stop the guest */
-	}
+	/* Best effort: a closed console must not stop the guest. */
+	rotlog_or_fd_write(s->log, s->out_fd, &c, 1);
 	s->thri_pending = 1;	/* transmission is instant */
 }
 
@@ -220,7 +219,8 @@ size_t serial_tail(struct serial *s, char *buf, size_t len)
 	return n;
 }
 
-int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct serial **out)
+int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct rotlog *log,
+		  struct serial **out)
 {
 	struct serial *s = calloc(1, sizeof(*s));
 	int ret;
@@ -230,6 +230,7 @@ int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct
 	s->vm = vm;
 	s->irq = irq;
 	s->out_fd = out_fd;
+	s->log = log;
 	s->mcr = 0x08;		/* OUT2: the PC routes the UART IRQ through it */
 	pthread_mutex_init(&s->lock, NULL);
 	ret = bus_add(&vm->pio, base, 8, &serial_bus_ops, s);

@@ -7,9 +7,12 @@
 
 struct vm;
 struct serial;
+struct rotlog;
 
-/* COM1 at 0x3f8/IRQ 4. Output goes to @out_fd (if >= 0) and a tail buffer. */
-int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct serial **out);
+/* COM1 at 0x3f8/IRQ 4. Output goes to @log if non-NULL, else to @out_fd
+ * (if >= 0), and to a tail buffer. */
+int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct rotlog *log,
+		  struct serial **out);
 /* Copy up to @len-1 bytes of the most recent output, NUL-terminated. */
 size_t serial_tail(struct serial *s, char *buf, size_t len);
 

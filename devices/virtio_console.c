@@ -6,7 +6,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <unistd.h>
+
+#include "common/rotlog.h"
 
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
@@ -17,21 +18,8 @@
 
 struct vcons {
 	int out_fd;
+	struct rotlog *log;	/* non-NULL: instead of out_fd */
 };
-
-static void write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;		/* reader went away: drop, never block the guest */
-		p += w;
-		n -= (size_t)w;
-	}
-}
 
 static void cons_notify(struct virtio_dev *d, uint16_t q)
 {
@@ -47,7 +35,8 @@ static void cons_notify(struct virtio_dev *d, uint16_t q)
 	while (vq_pop(&d->vq[q], ch) == 1) {
 		for (int i = 0; i < ch->nr; i++)
 			if (!ch->buf[i].writable)
-				write_all(c->out_fd, ch->buf[i].host, ch->buf[i].len);
+				rotlog_or_fd_write(c->log, c->out_fd, ch->buf[i].host,
+						   ch->buf[i].len);
 		vq_push(&d->vq[q], ch->head, 0);
 		n++;
 	}
@@ -72,7 +61,7 @@ static const struct virtio_dev_ops console_ops = {
 	.destroy = cons_destroy,
 };
 
-int virtio_console_create(struct vm *vm, int out_fd)
+int virtio_console_create(struct vm *vm, int out_fd, struct rotlog *log)
 {
 	struct vcons *c = calloc(1, sizeof(*c));
 	struct virtio_dev *d;
@@ -80,5 +69,6 @@ int virtio_console_create(struct vm *vm, int out_fd)
 	if (!c)
 		return -ENOMEM;
 	c->out_fd = out_fd;
+	c->log = log;
 	return virtio_mmio_create(vm, &console_ops, c, &d);
 }

@@ -8,6 +8,7 @@
 
 struct vm;
 struct blk_backend;
+struct rotlog;
 
 /* virtio-blk over @b (ownership passes to the device). @id: serial, may be NULL. */
 int virtio_blk_create(struct vm *vm, struct blk_backend *b, const char *id);
@@ -20,8 +21,9 @@ struct virtio_dev;
 struct blk_backend *virtio_blk_swap_backend(struct virtio_dev *d, struct blk_backend *nb);
 /* The back-end now under @d (event-loop thread, for flushing). */
 struct blk_backend *virtio_blk_backend(struct virtio_dev *d);
-/* A single-port virtio console whose output goes to @out_fd (hvc0, hvc1, ... in order). */
-int virtio_console_create(struct vm *vm, int out_fd);
+/* A single-port virtio console whose output goes to @log if non-NULL, else
+ * to @out_fd (hvc0, hvc1, ... in order). */
+int virtio_console_create(struct vm *vm, int out_fd, struct rotlog *log);
 /* virtio-vsock for guest CID @guest_cid (>= 3), host side on the Unix socket @uds_path. */
 int virtio_vsock_create(struct vm *vm, uint64_t guest_cid, const char *uds_path);
 /* virtio-net on libslirp under the network policy of @net (eth0 in the guest). */

@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +70,7 @@ struct vnet {
 	uint64_t rx_dropped;
 	bool rx_irq;		/* used RX buffers not yet signalled (one interrupt per round) */
 	/* events */
-	FILE *events;
+	char *events;		/* events.jsonl path (common/events.h); NULL: none */
 	bool events_stderr_summary;
 	uint64_t denied;
 	char first_denied[NET_EVENT_JSON_MAX];
@@ -429,8 +430,7 @@ static void net_destroy(struct virtio_dev *d)
 	if (n->events_stderr_summary && n->denied)
 		fprintf(stderr, "mvm: network: %llu connection attempt(s) denied; first: %s\n",
 			(unsigned long long)n->denied, n->first_denied);
-	if (n->events && n->events != stderr)
-		fclose(n->events);
+	free(n->events);
 	free(n->rx);
 	free(n);
 }
@@ -496,12 +496,17 @@ static int setup_policy(struct vnet *n, const struct vm_net *c, char *err, size_
 		}
 	}
 	if (c->events_path) {
-		n->events = fopen(c->events_path, "ae");
-		if (!n->events) {
-			ret = -errno;
-			snprintf(err, errlen, "--events %s: %s", c->events_path, strerror(errno));
+		/* Appended to per event; fail now if it cannot be. */
+		int fd = open(c->events_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd < 0 || !(n->events = strdup(c->events_path))) {
+			ret = fd < 0 ? -errno : -ENOMEM;
+			snprintf(err, errlen, "--events %s: %s", c->events_path, strerror(-ret));
+			if (fd >= 0)
+				close(fd);
 			return ret;
 		}
+		close(fd);
 	} else {
 		n->events_stderr_summary = true;
 	}
@@ -594,8 +599,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 		n->d = NULL;
 		if (n->pol_ok)
 			net_policy_free(&n->pol);
-		if (n->events)
-			fclose(n->events);
+		free(n->events);
 		free(n->rx);
 		free(n);
 		return ret;

@@ -25,6 +25,7 @@
 struct vcpu;
 struct vm;
 struct serial;
+struct rotlog;
 
 struct vm_disk {
 	const char *path;
@@ -72,6 +73,9 @@ struct vm_config {
 	const char *workdir;		/* NULL: / */
 	int console_fd;			/* kernel console copy; -1: keep only the tail */
 	int stdout_fd, stderr_fd;	/* where the command's output goes */
+	/* Non-NULL: stdout, stderr and (when console_fd < 0) the console go to
+	 * this capped log instead (a sandbox's console.log, common/rotlog.h). */
+	struct rotlog *log;
 	bool want_rng;
 	const char *vsock_path;		/* virtio-vsock host socket (hybrid vsock); NULL: none */
 	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */

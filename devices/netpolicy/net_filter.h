@@ -18,7 +18,7 @@
  * and per frame slirp sends to the guest: net_filter_inbound() (pins
  * addresses from DNS-over-TCP answers and admits replies to host port
  * forwards). Events go to the callback set with net_policy_set_events()
- * (net_event_log_json writes JSON lines to a FILE *).
+ * (net_event_log_json appends them to an events.jsonl).
  *
  * A cheaper (weaker) NET_RESOLVE: hand the original frame to slirp_input()
  * and let slirp's forwarder answer; net_filter_inbound() then pins the
@@ -148,13 +148,16 @@ enum net_verdict net_filter_dns_fail(struct net_policy *p, const struct net_dns_
 /* A frame slirp sends to the guest. Never blocks it (always NET_PASS). */
 enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, size_t len);
 
-/* One JSON line (no newline, NUL-terminated). Returns its length, or
- * -ENOSPC if @cap is too small (NET_EVENT_JSON_MAX always suffices for
- * events made here: names and rule texts never need escaping). */
+struct cJSON;
+/* @ev as an event of events.jsonl (common/events.h), or NULL (no memory). */
+struct cJSON *net_event_json(const struct net_event *ev);
+/* The same as one JSON line (no newline, NUL-terminated). Returns its
+ * length, or -ENOSPC if @cap is too small (NET_EVENT_JSON_MAX always
+ * suffices: names and reasons are bounded). */
 #define NET_EVENT_JSON_MAX 2048
 int net_event_to_json(const struct net_event *ev, char *buf, size_t cap);
-/* Ready-made event callback: @opaque is a FILE * (e.g. the sandbox's
- * net.log); writes one JSON line per event and flushes it. */
+/* Ready-made event callback: @opaque is the path of an events.jsonl
+ * (appended through common/events.h, capped and rotated). */
 void net_event_log_json(void *opaque, const struct net_event *ev);
 
 #endif

@@ -729,27 +729,19 @@ int net_policy_load_file(const char *path, struct net_rules *r, struct net_confi
 
 char *net_rules_to_json(const struct net_rules *rs)
 {
-	size_t cap = 64 + rs->n * (NET_RULE_TEXT_MAX + 4), len = 0;
-	char *out = malloc(cap);
+	cJSON *j = cJSON_CreateObject();
+	char *out = NULL;
 
-	if (!out)
-		return NULL;
-	/* Rule texts passed net_rule_parse: no quotes or backslashes. */
-	len += (size_t)snprintf(out + len, cap - len, "{\"mode\":\"%s\"", net_mode_name(rs->mode));
-	for (int act = NET_ALLOW; act <= NET_DENY; act++) {
-		bool first = true;
+	if (j && cJSON_AddStringToObject(j, "mode", net_mode_name(rs->mode))) {
+		for (int act = NET_ALLOW; act <= NET_DENY; act++) {
+			cJSON *a = cJSON_AddArrayToObject(j, act == NET_ALLOW ? "allow" : "deny");
 
-		len += (size_t)snprintf(out + len, cap - len, ",\"%s\":[",
-					act == NET_ALLOW ? "allow" : "deny");
-		for (size_t i = 0; i < rs->n; i++) {
-			if ((int)rs->v[i].action != act)
-				continue;
-			len += (size_t)snprintf(out + len, cap - len, "%s\"%s\"", first ? "" : ",",
-						rs->v[i].text);
-			first = false;
+			for (size_t i = 0; a && i < rs->n; i++)
+				if ((int)rs->v[i].action == act)
+					cJSON_AddItemToArray(a, cJSON_CreateString(rs->v[i].text));
 		}
-		len += (size_t)snprintf(out + len, cap - len, "]");
+		out = cJSON_PrintUnformatted(j);
 	}
-	snprintf(out + len, cap - len, "}");
+	cJSON_Delete(j);
 	return out;
 }

@@ -26,6 +26,16 @@ rc=0; "$MVM" exec box -i -- wc -l < "$T/in" > "$T/out" 2>"$T/err" || rc=$?
 expect_eq "stdin piped" 0 "$rc"
 expect_eq "stdin line count" "2" "$(tr -d ' ' < "$T/out")"
 
+# Options before NAME, as `docker exec -i NAME CMD` teaches (issue 20 item 5):
+# `--` ends the options and is never run as the command.
+rc=0; "$MVM" exec -i box -- cat < "$T/in" > "$T/out" 2>"$T/err" || rc=$?
+expect_eq "exec -i NAME -- cat" 0 "$rc"
+expect_eq "exec -i NAME -- cat output" "$(cat "$T/in")" "$(cat "$T/out")"
+rc=0; "$MVM" exec -e A=1 box -w /tmp -- sh -c 'echo "$A $(pwd)"' > "$T/out" 2>"$T/err" || rc=$?
+expect_eq "options before and after NAME" "1 /tmp" "$(cat "$T/out")"
+run_mvm exec box -- -- true
+expect_eq "a command named -- is refused" 2 "$rc"
+
 head -c 3000000 /dev/urandom > "$T/big"
 rc=0; "$MVM" exec box -i -- sha256sum < "$T/big" > "$T/out" || rc=$?
 expect_eq "big stdin" "$(sha256sum < "$T/big" | cut -d' ' -f1)" "$(cut -d' ' -f1 "$T/out")"

@@ -274,3 +274,25 @@ Test(net_rules, policy_file_load)
 	cr_assert_eq(net_policy_load_file("/tmp", &rs, &c, err, sizeof(err)), -EINVAL);
 	net_rules_free(&rs);
 }
+
+Test(net_rules, to_json_is_the_policy_shape)
+{
+	struct net_rules rs;
+	char err[200];
+	char *j;
+
+	net_rules_init(&rs, NET_MODE_ALLOWLIST);
+	cr_assert_eq(net_rules_add(&rs, NET_ALLOW, "*.example.com:443/tcp", err, sizeof(err)), 0);
+	cr_assert_eq(net_rules_add(&rs, NET_DENY, "203.0.113.0/24", err, sizeof(err)), 0);
+	cr_assert_eq(net_rules_add(&rs, NET_ALLOW, "api.test", err, sizeof(err)), 0);
+	j = net_rules_to_json(&rs);
+	cr_assert_str_eq(j, "{\"mode\":\"allowlist\",\"allow\":[\"*.example.com:443/tcp\",\"api.test\"],"
+			    "\"deny\":[\"203.0.113.0/24\"]}");
+	free(j);
+	net_rules_free(&rs);
+	net_rules_init(&rs, NET_MODE_NONE);
+	j = net_rules_to_json(&rs);
+	cr_assert_str_eq(j, "{\"mode\":\"none\",\"allow\":[],\"deny\":[]}");
+	free(j);
+	net_rules_free(&rs);
+}

@@ -22,11 +22,11 @@ static void setup(void)
 	mkdir(p, 0700);
 	snprintf(p, sizeof(p), "%s/box/events.jsonl", dir);
 	f = fopen(p, "w");
-	fputs("{\"time\":1,\"type\":\"created\"}\n"
+	fputs("{\"time\":\"2026-12-02T10:00:01.000Z\",\"type\":\"created\"}\n"
 	      "{\"time\":\"2026-12-02T10:00:00.000Z\",\"type\":\"net-deny\",\"proto\":\"dns\",\"name\":\"blocked.test\"}\n"
 	      "not json at all\n"
-	      "{\"time\":3,\"type\":\"checkpoint\",\"tag\":\"before-migration\"}\n"
-	      "{\"time\":4,\"type\":\"rollback\",\"tag\":\"before-migration\"}\n", f);
+	      "{\"time\":\"2026-12-02T10:00:03.000Z\",\"type\":\"checkpoint\",\"tag\":\"before-migration\"}\n"
+	      "{\"time\":\"2026-12-02T10:00:04.000Z\",\"type\":\"rollback\",\"tag\":\"before-migration\"}\n", f);
 	fclose(f);
 }
 

@@ -48,8 +48,8 @@ Test(snap_devices, serial_round_trip)
 	struct snap_w w = { 0 }, w2 = { 0 };
 
 	a->kvm.vm_fd = b->kvm.vm_fd = -1;
-	cr_assert_eq(serial_create(a, 0x3f8, 4, -1, &sa), 0);
-	cr_assert_eq(serial_create(b, 0x3f8, 4, -1, &sb), 0);
+	cr_assert_eq(serial_create(a, 0x3f8, 4, -1, NULL, &sa), 0);
+	cr_assert_eq(serial_create(b, 0x3f8, 4, -1, NULL, &sb), 0);
 	outb(a, 0x3fb, 0x83);	/* DLAB, 8N1 */
 	outb(a, 0x3f8, 0x01);	/* divisor 1 */
 	outb(a, 0x3f9, 0x00);

@@ -10,13 +10,10 @@
 #include <time.h>
 
 #include "snapshots/checkpoint.h"
-#include "tools/sandbox/agent_sync.h"
-#include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_snapshot.h"
-#include "tools/sandbox/sandbox.h"
-
-#define SNAP_API_TIMEOUT_MS (600 * 1000)	/* a big guest under emulation is slow */
+#include "tools/cli/verb_args.h"
+#include "tools/sandbox/snap_client.h"
 
 static const char checkpoint_usage[] =
 	"usage: mvm checkpoint NAME [TAG]\n"
@@ -34,43 +31,35 @@ static const char rollback_usage[] =
 	"Guest connections are reset; the guest clock is stepped to the host's\n"
 	"and its RNG reseeded before the next exec.\n";
 
-static bool help(int argc, char **argv, const char *usage)
+int checkpoint_parse(int argc, char **argv, struct verb_args *a)
 {
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(usage, stdout);
-		return true;
+	static const struct verb_spec spec = { .verb = "checkpoint", .min_pos = 1, .max_pos = 2,
+					       .synopsis = "NAME [TAG]" };
+	int ret = verb_parse(&spec, NULL, argc, argv, a);
+
+	if (!ret && a->npos == 2 && !snap_tag_ok(a->pos[1])) {
+		cli_err("checkpoint", "bad tag '%s': letters, digits, '.', '_', '-' (at most %d)",
+			a->pos[1], SNAP_TAG_MAX - 1);
+		return -1;
 	}
-	return false;
+	return ret;
 }
 
-cJSON *snap_cli_call(const char *verb, const char *name, cJSON *req)
+int checkpoints_parse(int argc, char **argv, struct verb_args *a)
 {
-	char *text = cJSON_PrintUnformatted(req), *reply = NULL;
-	cJSON *resp;
-	int ret;
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "checkpoints", .longopts = opts,
+					       .min_pos = 1, .max_pos = 1, .synopsis = "one sandbox NAME" };
 
-	cJSON_Delete(req);
-	if (!sb_name_ok(name) || !sb_exists(name)) {
-		cli_err(verb, "no sandbox named %s", name);
-		free(text);
-		return NULL;
-	}
-	ret = text ? api_call(name, text, &reply, SNAP_API_TIMEOUT_MS) : -1;
-	free(text);
-	if (ret) {
-		cli_err(verb, "%s is not running (mvm start %s)", name, name);
-		return NULL;
-	}
-	resp = cJSON_Parse(reply);
-	free(reply);
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
-		const cJSON *e = cJSON_GetObjectItemCaseSensitive(resp, "error");
+	return verb_parse(&spec, NULL, argc, argv, a);
+}
 
-		cli_err(verb, "%s", cJSON_IsString(e) ? e->valuestring : "the VMM refused");
-		cJSON_Delete(resp);
-		return NULL;
-	}
-	return resp;
+int rollback_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct verb_spec spec = { .verb = "rollback", .min_pos = 2, .max_pos = 2,
+					       .synopsis = "NAME TAG" };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
 }
 
 static cJSON *request(const char *op, const char *tag)
@@ -83,33 +72,16 @@ static cJSON *request(const char *op, const char *tag)
 	return req;
 }
 
-int snap_cli_sync(const char *verb, const char *name)
-{
-	int ret = agent_sync(name, 60 * 1000);
-
-	if (ret)
-		cli_err(verb, "%s: the guest agent did not take the clock and entropy sync: %s",
-			name, strerror(-ret));
-	return ret;
-}
-
 int cmd_checkpoint(int argc, char **argv)
 {
+	struct verb_args a;
 	const cJSON *tag;
 	cJSON *r;
+	int ret = checkpoint_parse(argc, argv, &a);
 
-	if (help(argc, argv, checkpoint_usage))
-		return 0;
-	if (argc < 2 || argc > 3 || argv[1][0] == '-') {
-		fputs(checkpoint_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	if (argc == 3 && !snap_tag_ok(argv[2])) {
-		cli_err("checkpoint", "bad tag '%s': letters, digits, '.', '_', '-' (at most %d)",
-			argv[2], SNAP_TAG_MAX - 1);
-		return MVM_EXIT_USAGE;
-	}
-	r = snap_cli_call("checkpoint", argv[1], request("checkpoint", argc == 3 ? argv[2] : NULL));
+	if (ret)
+		return verb_parse_exit(ret, checkpoint_usage);
+	r = sb_snap_call("checkpoint", a.pos[0], request("checkpoint", a.pos[1]));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	tag = cJSON_GetObjectItemCaseSensitive(r, "tag");
@@ -143,16 +115,14 @@ static void print_table(const cJSON *list)
 
 int cmd_checkpoints(int argc, char **argv)
 {
-	bool json = argc == 3 && !strcmp(argv[2], "--json");
+	struct verb_args a;
 	cJSON *r;
+	int ret = checkpoints_parse(argc, argv, &a);
+	bool json = a.flag;
 
-	if (help(argc, argv, checkpoints_usage))
-		return 0;
-	if (argc < 2 || argc > 3 || argv[1][0] == '-' || (argc == 3 && !json)) {
-		fputs(checkpoints_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	r = snap_cli_call("checkpoints", argv[1], request("checkpoints", NULL));
+	if (ret)
+		return verb_parse_exit(ret, checkpoints_usage);
+	r = sb_snap_call("checkpoints", a.pos[0], request("checkpoints", NULL));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	if (json) {
@@ -170,17 +140,15 @@ int cmd_checkpoints(int argc, char **argv)
 
 int cmd_rollback(int argc, char **argv)
 {
+	struct verb_args a;
 	cJSON *r;
+	int ret = rollback_parse(argc, argv, &a);
 
-	if (help(argc, argv, rollback_usage))
-		return 0;
-	if (argc != 3 || argv[1][0] == '-') {
-		fputs(rollback_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	r = snap_cli_call("rollback", argv[1], request("rollback", argv[2]));
+	if (ret)
+		return verb_parse_exit(ret, rollback_usage);
+	r = sb_snap_call("rollback", a.pos[0], request("rollback", a.pos[1]));
 	if (!r)
 		return MVM_EXIT_ERROR;
 	cJSON_Delete(r);
-	return snap_cli_sync("rollback", argv[1]) ? MVM_EXIT_ERROR : 0;
+	return sb_snap_sync("rollback", a.pos[0]) ? MVM_EXIT_ERROR : 0;
 }

@@ -5,7 +5,6 @@
  * directory, refuses special files and skips symlinks that leave the tree.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -17,11 +16,12 @@
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
 
 static const char cp_usage[] =
-	"usage: mvm cp [OPTIONS] SRC DST\n"
+	"usage: mvm cp [OPTIONS] SRC DST [OPTIONS]\n"
 	"Copy a file or directory tree into or out of a sandbox. Exactly one of SRC\n"
 	"and DST is NAME:PATH (a guest path); the other is a host path. Like cp -r:\n"
 	"into an existing directory DST the copy keeps SRC's name. Modes are kept\n"
@@ -48,37 +48,38 @@ static bool split_remote(const char *arg, char *name, size_t cap, const char **p
 	return sb_name_ok(name);
 }
 
+static int cp_opt(void *ctx, int c, char *arg)
+{
+	if (cli_parse_size(arg, ctx)) {
+		cli_err("cp", "--max-size: '%s' is not a size (e.g. 512M, 2G)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+int cp_parse(int argc, char **argv, struct verb_args *a, uint64_t *max)
+{
+	static const struct option opts[] = { { "max-size", required_argument, NULL, 'm' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "cp", .longopts = opts, .min_pos = 2,
+					       .max_pos = 2, .synopsis = "SRC and DST", .opt = cp_opt };
+
+	*max = CP_DEFAULT_MAX;
+	return verb_parse(&spec, max, argc, argv, a);
+}
+
 int cmd_cp(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "max-size", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
-	uint64_t max = CP_DEFAULT_MAX;
 	char sname[SB_NAME_MAX + 1], dname[SB_NAME_MAX + 1];
 	const char *spath, *dpath;
+	struct verb_args a;
+	uint64_t max;
 	bool sr, dr;
-	int c;
+	int r = cp_parse(argc, argv, &a, &max);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			fputs(cp_usage, stdout);
-			return 0;
-		}
-		if (c != 'm' || cli_parse_size(optarg, &max)) {
-			cli_err("cp", "bad option '%s' (see mvm cp --help)", argv[optind - 1]);
-			return MVM_EXIT_USAGE;
-		}
-	}
-	if (argc - optind != 2) {
-		cli_err("cp", "expected SRC and DST (see mvm cp --help)");
-		return MVM_EXIT_USAGE;
-	}
-	sr = split_remote(argv[optind], sname, sizeof(sname), &spath);
-	dr = split_remote(argv[optind + 1], dname, sizeof(dname), &dpath);
+	if (r)
+		return verb_parse_exit(r, cp_usage);
+	sr = split_remote(a.pos[0], sname, sizeof(sname), &spath);
+	dr = split_remote(a.pos[1], dname, sizeof(dname), &dpath);
 	if (sr == dr) {
 		cli_err("cp", "exactly one of SRC and DST must be NAME:PATH");
 		return MVM_EXIT_USAGE;
@@ -92,6 +93,6 @@ int cmd_cp(int argc, char **argv)
 		return MVM_EXIT_ERROR;
 	}
 	if (sr)
-		return cp_get(sname, spath, argv[optind + 1], max) ? MVM_EXIT_ERROR : 0;
-	return cp_put(dname, argv[optind], dpath) ? MVM_EXIT_ERROR : 0;
+		return cp_get(sname, spath, a.pos[1], max) ? MVM_EXIT_ERROR : 0;
+	return cp_put(dname, a.pos[0], dpath) ? MVM_EXIT_ERROR : 0;
 }

@@ -8,19 +8,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "devices/net_slirp.h"
-#include "tools/sandbox/baseline.h"
 #include "common/cli_util.h"
+#include "devices/net_slirp.h"
 #include "tools/cli/cmd_sandbox.h"
-#include "tools/sandbox/cp.h"
-#include "images/image_overlay.h"
 #include "tools/cli/net_opts.h"
 #include "tools/sandbox/sandbox.h"
-#include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_create.h"
 #include "tools/sandbox/sandbox_policy.h"
-#include "tools/sandbox/template.h"
-
-#define MAX_COPIES 64
 
 static const char create_usage[] =
 	"usage: mvm create NAME [OPTIONS]\n"
@@ -50,28 +44,18 @@ static const char create_usage[] =
 	"Nothing from the host enters the guest except what --env, --copy and\n"
 	"'mvm cp' pass. Boot waits up to MVM_START_TIMEOUT seconds (default 120).\n";
 
+/* Options a template fixes (it is a whole machine): refused beside --template. */
+static const char *const machine_opts[] = { "--image", "--cpus", "--memory", "--disk-size",
+					    "--kernel" };
+
 enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_TEMPLATE };
 
-struct create_opts {
-	struct sb_config c;
-	struct vm_net net;
-	const char *image;
-	const char *template_name;
-	const char *machine_opt;	/* the first option a template fixes, if given */
-	char *copies[MAX_COPIES];
-	int ncopies;
-};
-
-static int parse_opt(struct create_opts *o, int ch, char *arg)
+static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machine)
 {
 	long n;
 
-	static const char *const machine[] = { [O_IMAGE - O_IMAGE] = "--image",
-		[O_CPUS - O_IMAGE] = "--cpus", [O_MEMORY - O_IMAGE] = "--memory",
-		[O_DISK_SIZE - O_IMAGE] = "--disk-size", [O_KERNEL - O_IMAGE] = "--kernel" };
-
-	if (ch >= O_IMAGE && ch <= O_KERNEL && !o->machine_opt)
-		o->machine_opt = machine[ch - O_IMAGE];
+	if (ch >= O_IMAGE && ch <= O_KERNEL && !*machine)
+		*machine = machine_opts[ch - O_IMAGE];
 	switch (ch) {
 	case O_TEMPLATE: o->template_name = arg; return 0;
 	case O_IMAGE: o->image = arg; return 0;
@@ -90,7 +74,7 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 			break;
 		return 0;
 	case O_COPY:
-		if (!strchr(arg, ':') || o->ncopies == MAX_COPIES)
+		if (!strchr(arg, ':') || o->ncopies == SB_MAX_COPIES)
 			break;
 		o->copies[o->ncopies++] = arg;
 		return 0;
@@ -109,34 +93,8 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 	return -1;
 }
 
-static int make_disk(struct create_opts *o, const char *dir)
-{
-	char dst[PATH_MAX + 16], err[PATH_MAX + 128] = "";
-	struct image_base base;
-	int ret;
-
-	snprintf(o->c.disk, sizeof(o->c.disk), "%s", o->image ? "root.qcow2" : "data.img");
-	snprintf(o->c.disk_format, sizeof(o->c.disk_format), "%s",
-		 o->image ? IMAGE_OVERLAY_FORMAT : "raw");
-	snprintf(dst, sizeof(dst), "%s/%s", dir, o->c.disk);
-	if (o->image) {
-		/* The shared base is never written: the overlay takes every write. */
-		ret = image_base_resolve(o->image, &base, err, sizeof(err));
-		if (!ret) {
-			snprintf(o->c.image, sizeof(o->c.image), "%s", base.path);
-			o->c.root_on_disk = true;
-			ret = image_overlay_create(dst, &base, err, sizeof(err));
-		}
-	} else {
-		ret = sb_disk_create(dst, o->c.disk_size, err, sizeof(err));
-	}
-	if (ret)
-		cli_err("create", "%s", err);
-	return ret;
-}
-
 /* Network options into the config (and policy.json once the directory exists). */
-static int check_net(struct create_opts *o)
+static int check_net(struct sb_create *o)
 {
 	char err[512];
 	struct net_publish p;
@@ -168,86 +126,6 @@ static int check_net(struct create_opts *o)
 	return 0;
 }
 
-static int copy_in(struct create_opts *o)
-{
-	for (int i = 0; i < o->ncopies; i++) {
-		char *colon = strrchr(o->copies[i], ':');
-
-		*colon = 0;
-		/* Records the baseline (manifest + contents) that mvm diff compares with. */
-		if (baseline_copy_in(o->c.name, o->copies[i], colon + 1))
-			return -EIO;
-	}
-	return 0;
-}
-
-static int create(struct create_opts *o)
-{
-	char dir[PATH_MAX], err[512] = "";
-	struct timespec t;
-	int ret;
-
-	ret = sb_mkdir(o->c.name, dir, sizeof(dir));
-	if (ret) {
-		cli_err("create", ret == -EEXIST ? "a sandbox named %s already exists" :
-			"cannot create the state directory of %s", o->c.name);
-		return MVM_EXIT_ERROR;
-	}
-	clock_gettime(CLOCK_REALTIME, &t);
-	o->c.created = (double)t.tv_sec;
-	o->c.cid = 3;
-	if (make_disk(o, dir) || sb_config_save(&o->c) ||
-	    (o->net.enabled && sb_policy_create(o->c.name, &o->net, err, sizeof(err)))) {
-		char p[PATH_MAX + 16];
-
-		if (err[0])
-			cli_err("create", "%s", err);
-		for (const char *f = "config.json\0" SB_POLICY_FILE "\0"; *f; f += strlen(f) + 1) {
-			snprintf(p, sizeof(p), "%s/%s", dir, f);
-			unlink(p);
-		}
-		snprintf(p, sizeof(p), "%s/%s", dir, o->c.disk);
-		unlink(p);
-		rmdir(dir);
-		return MVM_EXIT_ERROR;
-	}
-	sb_event(o->c.name, "created", "");
-	ret = sb_start(o->c.name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
-	if (ret) {
-		cli_err("create", "%s created but did not start: %s", o->c.name, err);
-		sb_stop(o->c.name, 5);
-		return MVM_EXIT_ERROR;
-	}
-	if (copy_in(o))
-		return MVM_EXIT_ERROR;
-	printf("%s\n", o->c.name);
-	return 0;
-}
-
-static int create_from_template(struct create_opts *o)
-{
-	struct sb_template_start t = { .name = o->c.name, .tpl = o->template_name, .net = &o->net,
-				       .env = o->c.env, .nenv = o->c.nenv };
-	char err[1024] = "";
-	int ret;
-
-	if (o->machine_opt) {
-		cli_err("create", "--template %s fixes the machine (image, kernel, vCPUs, memory, disk):"
-			" %s does not apply", o->template_name, o->machine_opt);
-		return MVM_EXIT_USAGE;
-	}
-	ret = sb_template_start(&t, err, sizeof(err));
-	if (ret < 0)
-		cli_err("create", "%s", err);
-	else if (ret)
-		cli_err("create", "%s created from %s but did not start: %s", o->c.name,
-			o->template_name, err);
-	if (ret || copy_in(o))
-		return MVM_EXIT_ERROR;
-	printf("%s\n", o->c.name);
-	return 0;
-}
-
 int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -259,8 +137,8 @@ int cmd_create(int argc, char **argv)
 		{ "template", required_argument, NULL, O_TEMPLATE },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
-	struct create_opts *o = calloc(1, sizeof(*o));
-	const char *name = NULL;
+	struct sb_create *o = calloc(1, sizeof(*o));
+	const char *name = NULL, *machine = NULL;
 	int ch, ret = MVM_EXIT_USAGE;
 
 	if (!o)
@@ -281,7 +159,7 @@ int cmd_create(int argc, char **argv)
 			name = optarg;	/* the one positional argument, wherever it is */
 			continue;
 		}
-		if (ch == 1 || ch == '?' || parse_opt(o, ch, optarg)) {
+		if (ch == 1 || ch == '?' || parse_opt(o, ch, optarg, &machine)) {
 			if (ch == 1 || ch == '?')
 				cli_err("create", "unexpected '%s' (see mvm create --help)", argv[optind - 1]);
 			goto out;
@@ -293,9 +171,16 @@ int cmd_create(int argc, char **argv)
 		goto out;
 	}
 	snprintf(o->c.name, sizeof(o->c.name), "%s", name);
+	if (o->template_name && machine) {
+		cli_err("create", "--template %s fixes the machine (image, kernel, vCPUs, memory, "
+			"disk): %s does not apply", o->template_name, machine);
+		goto out;
+	}
 	if (check_net(o))
 		goto out;
-	ret = o->template_name ? create_from_template(o) : create(o);
+	ret = sb_create(o) ? MVM_EXIT_ERROR : 0;
+	if (!ret)
+		printf("%s\n", o->c.name);
 out:
 	sb_config_free(&o->c);
 	free(o);

@@ -1,73 +1,71 @@
 /* `mvm events NAME [--json]`: the sandbox's lifecycle events and network
- * denials (events.jsonl). */
+ * denials (events.jsonl after its rotated older part events.jsonl.1). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
 
-/* "2026-12-02T13:00:00Z created outcome=exited ..." */
+static const char events_usage[] =
+	"usage: mvm events [--json] NAME\n"
+	"Print the sandbox's lifecycle events (created, started, stopped with\n"
+	"its outcome, killed, checkpoint, rollback, ...) and its denied network\n"
+	"attempts (net-deny: protocol, destination, port, queried name, reason;\n"
+	"rate-limited); --json prints one JSON object per line (docs/api.md).\n";
+
+int events_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "events", .longopts = opts, .min_pos = 1,
+					       .max_pos = 1, .synopsis = "one sandbox NAME" };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
+}
+
+/* @s with control characters shown as '?' (a terminal prints this). */
+static void put_text(const char *s)
+{
+	for (; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+}
+
+/* "2026-12-02T13:00:00.123Z created outcome=exited ..." */
 static void print_human(const char *line)
 {
 	cJSON *j = cJSON_Parse(line), *it;
 	const cJSON *t = cJSON_GetObjectItem(j, "time"), *ty = cJSON_GetObjectItem(j, "type");
-	char when[32] = "?";
-	time_t secs;
 
 	if (!j)
 		return;
-	if (cJSON_IsNumber(t)) {
-		secs = (time_t)t->valuedouble;
-		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&secs));
-	} else if (cJSON_IsString(t)) {
-		snprintf(when, sizeof(when), "%s", t->valuestring);	/* net-deny: ISO 8601 */
-	}
-	printf("%s %-8s", when, cJSON_IsString(ty) ? ty->valuestring : "?");
+	put_text(cJSON_IsString(t) ? t->valuestring : "?");
+	putchar(' ');
+	put_text(cJSON_IsString(ty) ? ty->valuestring : "?");
 	cJSON_ArrayForEach(it, j) {
-		if (!strcmp(it->string, "time") || !strcmp(it->string, "type"))
+		if (!strcmp(it->string, "time") || !strcmp(it->string, "type") ||
+		    !(cJSON_IsString(it) || cJSON_IsNumber(it)))
 			continue;
+		putchar(' ');
+		put_text(it->string);
+		putchar('=');
 		if (cJSON_IsString(it))
-			printf(" %s=%s", it->string, it->valuestring);
-		else if (cJSON_IsNumber(it))
-			printf(" %s=%g", it->string, it->valuedouble);
+			put_text(it->valuestring);
+		else
+			printf("%.0f", it->valuedouble);
 	}
 	putchar('\n');
 	cJSON_Delete(j);
 }
 
-int cmd_events(int argc, char **argv)
+static void print_file(const char *p, bool json)
 {
-	const char *name = NULL;
-	bool json = false;
-	char p[4096], line[4096];
-	FILE *f;
+	char line[8192];
+	FILE *f = fopen(p, "re");
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs("usage: mvm events NAME [--json]\n"
-			      "Print the sandbox's lifecycle events (created, started, stopped with\n"
-			      "its outcome, killed) and its denied network attempts (net-deny:\n"
-			      "protocol, destination, port, queried name, reason; rate-limited);\n"
-			      "--json prints one JSON object per line.\n", stdout);
-			return 0;
-		} else if (!name) {
-			name = argv[i];
-		} else {
-			cli_err("events", "unexpected '%s'", argv[i]);
-			return MVM_EXIT_USAGE;
-		}
-	}
-	if (!name || !sb_name_ok(name) || !sb_exists(name)) {
-		cli_err("events", name ? "no sandbox named %s" : "expected a sandbox NAME%s", name ? name : "");
-		return name ? MVM_EXIT_ERROR : MVM_EXIT_USAGE;
-	}
-	if (sb_path(name, "events.jsonl", p, sizeof(p)) || !(f = fopen(p, "r")))
-		return 0;
+	if (!f)
+		return;
 	while (fgets(line, sizeof(line), f)) {
 		if (json)
 			fputs(line, stdout);
@@ -75,5 +73,22 @@ int cmd_events(int argc, char **argv)
 			print_human(line);
 	}
 	fclose(f);
+}
+
+int cmd_events(int argc, char **argv)
+{
+	struct verb_args a;
+	char p[4096], old[4096 + 2];
+	int r = events_parse(argc, argv, &a);
+
+	if (r)
+		return verb_parse_exit(r, events_usage);
+	if (!verb_sandbox_ok("events", a.pos[0]))
+		return MVM_EXIT_ERROR;
+	if (sb_path(a.pos[0], "events.jsonl", p, sizeof(p)))
+		return MVM_EXIT_ERROR;
+	snprintf(old, sizeof(old), "%s.1", p);
+	print_file(old, a.flag);
+	print_file(p, a.flag);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #include "images/qcow2_format.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_image.h"
+#include "tools/cli/verb_args.h"
 #include "images/image_store.h"
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
@@ -266,23 +267,39 @@ struct info_args {
 	bool json, trust;
 };
 
+static int info_opt(void *ctx, int c, char *arg)
+{
+	struct info_args *a = ctx;
+
+	if (c == 'j')
+		a->json = true;
+	else if (c == 't')
+		a->trust = true;
+	else
+		a->fmt = arg;
+	if (a->fmt && strcmp(a->fmt, "raw") && strcmp(a->fmt, "qcow2")) {
+		cli_err("image", "info: --format is raw or qcow2, not '%s'", a->fmt);
+		return -1;
+	}
+	return 0;
+}
+
+/* `image info [--json] [--trust-backing] [--format F] PATH`: 0, 1 for --help, -1. */
 static int parse_info(int argc, char **argv, struct info_args *a)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			a->json = true;
-		else if (!strcmp(argv[i], "--trust-backing"))
-			a->trust = true;
-		else if (!strcmp(argv[i], "--format") && i + 1 < argc)
-			a->fmt = argv[++i];
-		else if (argv[i][0] == '-' || a->path)
-			return -EINVAL;
-		else
-			a->path = argv[i];
-	}
-	if (!a->path || (a->fmt && strcmp(a->fmt, "raw") && strcmp(a->fmt, "qcow2")))
-		return -EINVAL;
-	return 0;
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' }, { "trust-backing", no_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'f' }, { 0 },
+	};
+	static const struct verb_spec spec = { .verb = "image info", .longopts = opts, .min_pos = 1,
+					       .max_pos = 1, .synopsis = "one image PATH", .opt = info_opt };
+	struct verb_args v;
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	ret = verb_parse(&spec, a, argc, argv, &v);
+	a->path = v.pos[0];
+	return ret;
 }
 
 /* The chain is walked with the same root rule as a VM open (PATH's own
@@ -298,10 +315,10 @@ static int cmd_info(int argc, char **argv)
 	uint64_t vsize;
 	bool q;
 
-	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")))
-		return usage(stdout, EXIT_OK);
-	if (parse_info(argc, argv, &a))
-		return usage(stderr, EXIT_USAGE);
+	int r = parse_info(argc, argv, &a);
+
+	if (r)
+		return r > 0 ? usage(stdout, EXIT_OK) : EXIT_USAGE;
 	o.trust_backing = a.trust;
 	fmt = file_format(a.path, &vsize);
 	if (!fmt || stat(a.path, &st)) {

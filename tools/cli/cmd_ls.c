@@ -6,6 +6,7 @@
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
 
 static const char ls_usage[] =
@@ -33,24 +34,24 @@ static cJSON *entry(const char *name)
 	return o;
 }
 
+int ls_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "ls", .longopts = opts, .synopsis = "no arguments" };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
+}
+
 int cmd_ls(int argc, char **argv)
 {
-	bool json = false;
+	struct verb_args a;
 	char **names;
 	cJSON *arr;
-	int n;
+	int n = ls_parse(argc, argv, &a);
+	bool json = a.flag;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			json = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(ls_usage, stdout);
-			return 0;
-		} else {
-			cli_err("ls", "unexpected '%s' (see mvm ls --help)", argv[i]);
-			return MVM_EXIT_USAGE;
-		}
-	}
+	if (n)
+		return verb_parse_exit(n, ls_usage);
 	n = sb_list(&names);
 	if (n < 0) {
 		cli_err("ls", "cannot read the state directory");

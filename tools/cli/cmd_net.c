@@ -9,6 +9,7 @@
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_policy.h"
 
@@ -74,44 +75,56 @@ static int print_check(const cJSON *resp)
 	return allowed ? 0 : 1;
 }
 
+int net_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct verb_spec spec = { .verb = "net", .min_pos = 2, .max_pos = 3,
+					       .synopsis = "allow|deny|remove|show|check NAME [RULE|DEST]" };
+	int ret = verb_parse(&spec, NULL, argc, argv, a);
+	const char *verb = ret ? "" : a->pos[0];
+	bool show = !strcmp(verb, "show");
+
+	if (ret)
+		return ret;
+	if ((!show && strcmp(verb, "check") && strcmp(verb, "allow") && strcmp(verb, "deny") &&
+	     strcmp(verb, "remove")) || a->npos != (show ? 2 : 3)) {
+		cli_err("net", "expected %s (see mvm net --help)", spec.synopsis);
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_net(int argc, char **argv)
 {
-	const char *verb = argc > 1 ? argv[1] : "";
-	bool show = !strcmp(verb, "show"), check = !strcmp(verb, "check");
+	struct verb_args a;
+	int ret = net_parse(argc, argv, &a);
+	const char *verb = a.pos[0], *name = a.pos[1], *arg = a.pos[2];
+	bool show, check;
 	cJSON *req, *resp;
 	char op[32], *text, *reply = NULL;
-	int ret;
 
-	if (argc == 2 && (!strcmp(verb, "-h") || !strcmp(verb, "--help"))) {
-		fputs(net_usage, stdout);
-		return 0;
-	}
-	if ((!show && !check && strcmp(verb, "allow") && strcmp(verb, "deny") &&
-	     strcmp(verb, "remove")) || argc != (show ? 3 : 4)) {
-		fputs(net_usage, stderr);
-		return MVM_EXIT_USAGE;
-	}
-	if (!sb_name_ok(argv[2]) || !sb_exists(argv[2])) {
-		cli_err("net", "no sandbox named %s", argv[2]);
+	if (ret)
+		return verb_parse_exit(ret, net_usage);
+	show = !strcmp(verb, "show");
+	check = !strcmp(verb, "check");
+	if (!verb_sandbox_ok("net", name))
 		return MVM_EXIT_ERROR;
-	}
 	snprintf(op, sizeof(op), "net-%s", verb);
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", op);
 	if (!show)
-		cJSON_AddStringToObject(req, check ? "dest" : "rule", argv[3]);
+		cJSON_AddStringToObject(req, check ? "dest" : "rule", arg);
 	text = cJSON_PrintUnformatted(req);
 	cJSON_Delete(req);
-	ret = text ? api_call(argv[2], text, &reply, 10000) : -1;
+	ret = text ? api_call(name, text, &reply, 10000) : -1;
 	if (ret)
 		reply = NULL;
 	free(text);
-	if (ret && sb_vmm_pid(argv[2]) > 0) {
-		cli_err("net", "the VMM of %s does not answer on its control socket", argv[2]);
+	if (ret && sb_vmm_pid(name) > 0) {
+		cli_err("net", "the VMM of %s does not answer on its control socket", name);
 		return MVM_EXIT_ERROR;
 	}
 	if (ret)
-		return stopped(argv[2], verb, argv[3]);
+		return stopped(name, verb, arg);
 	resp = cJSON_Parse(reply);
 	free(reply);
 	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {

@@ -5,24 +5,20 @@
  * snapshot (state checksum, memory size, every file's checksum) before it
  * creates anything.
  */
-#include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "images/qcow2.h"
-#include "snapshots/disk_layers.h"
-#include "snapshots/snapshot_dir.h"
 #include "common/cli_util.h"
-#include "tools/cli/cmd_sandbox.h"
+#include "snapshots/snapshot_dir.h"
 #include "tools/cli/cmd_snapshot.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_restore.h"
 
 static const char snapshot_usage[] =
 	"usage: mvm snapshot NAME DIR\n"
@@ -40,228 +36,54 @@ static const char fork_usage[] =
 	"Snapshot the running sandbox NAME and start NEWNAME from it; both run\n"
 	"on independently (NEWNAME keeps the snapshot in its state directory).\n";
 
-static bool want_help(int argc, char **argv, const char *usage)
+static int two_args(const char *verb, const char *synopsis, int argc, char **argv,
+		    struct verb_args *a)
 {
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(usage, stdout);
-		return true;
-	}
-	return false;
+	const struct verb_spec spec = { .verb = verb, .min_pos = 2, .max_pos = 2,
+					.synopsis = synopsis };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
 }
 
-/* Remove the files of a directory we created, then the directory. */
-static void rm_tree(const char *dir)
+int snapshot_parse(int argc, char **argv, struct verb_args *a)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[PATH_MAX];
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (e->d_type == DT_DIR)
-			rm_tree(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
+	return two_args("snapshot", "NAME DIR", argc, argv, a);
 }
 
-static int copy_file(const char *src, const char *dst)
+int restore_parse(int argc, char **argv, struct verb_args *a)
 {
-	char buf[65536];
-	int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
-	int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	ssize_t n;
-
-	if (in < 0 || out < 0)
-		ret = -errno;
-	while (!ret && (n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			ret = -EIO;
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
-	return ret;
+	return two_args("restore", "DIR NEWNAME", argc, argv, a);
 }
 
-/* Ask NAME's VMM to write the snapshot into @dir (existing, empty, absolute). */
-static int snapshot_into(const char *verb, const char *name, const char *dir)
+int fork_parse(int argc, char **argv, struct verb_args *a)
 {
-	char cfg[PATH_MAX], dst[PATH_MAX + 16];
-	cJSON *req = cJSON_CreateObject(), *resp;
-	int ret;
-
-	cJSON_AddStringToObject(req, "op", "snapshot");
-	cJSON_AddStringToObject(req, "dir", dir);
-	resp = snap_cli_call(verb, name, req);
-	if (!resp)
-		return -EIO;
-	cJSON_Delete(resp);
-	snprintf(dst, sizeof(dst), "%s/config.json", dir);
-	ret = sb_path(name, "config.json", cfg, sizeof(cfg));
-	if (!ret)
-		ret = copy_file(cfg, dst);
-	if (ret)
-		cli_err(verb, "copying the configuration: %s", strerror(-ret));
-	return ret;
-}
-
-/* Two arguments, the first a sandbox (@sandbox) or not. false: return *rc. */
-static bool args_ok(const char *verb, const char *usage, int argc, char **argv, bool sandbox,
-		    int *rc)
-{
-	*rc = 0;
-	if (want_help(argc, argv, usage))
-		return false;
-	*rc = MVM_EXIT_USAGE;
-	if (argc != 3 || argv[1][0] == '-') {
-		fputs(usage, stderr);
-		return false;
-	}
-	*rc = MVM_EXIT_ERROR;
-	if (sandbox && (!sb_name_ok(argv[1]) || !sb_exists(argv[1]))) {
-		cli_err(verb, "no sandbox named %s", argv[1]);
-		return false;
-	}
-	return true;
+	return two_args("fork", "NAME NEWNAME", argc, argv, a);
 }
 
 int cmd_snapshot(int argc, char **argv)
 {
+	struct verb_args a;
 	char dir[PATH_MAX];
 	bool made;
-	int rc;
+	int rc = snapshot_parse(argc, argv, &a);
 
-	if (!args_ok("snapshot", snapshot_usage, argc, argv, true, &rc))
-		return rc;
-	made = mkdir(argv[2], 0700) == 0;
+	if (rc)
+		return verb_parse_exit(rc, snapshot_usage);
+	if (!verb_sandbox_ok("snapshot", a.pos[0]))
+		return MVM_EXIT_ERROR;
+	made = mkdir(a.pos[1], 0700) == 0;
 	if (!made && errno != EEXIST) {
-		cli_err("snapshot", "%s: %s", argv[2], strerror(errno));
+		cli_err("snapshot", "%s: %s", a.pos[1], strerror(errno));
 		return MVM_EXIT_ERROR;
 	}
-	if (!realpath(argv[2], dir) || rmdir(dir) || mkdir(dir, 0700)) {
+	if (!realpath(a.pos[1], dir) || rmdir(dir) || mkdir(dir, 0700)) {
 		/* rmdir + mkdir: only an empty directory is taken. */
-		cli_err("snapshot", "%s must be a new or empty directory", argv[2]);
+		cli_err("snapshot", "%s must be a new or empty directory", a.pos[1]);
 		return MVM_EXIT_ERROR;
 	}
-	if (snapshot_into("snapshot", argv[1], dir)) {
-		rm_tree(dir);
+	if (sb_snapshot_into("snapshot", a.pos[0], dir)) {
+		sb_rm_tree(dir);
 		return MVM_EXIT_ERROR;
-	}
-	return 0;
-}
-
-static int write_restore_file(const char *sdir, const char *snapdir)
-{
-	char path[PATH_MAX + 32];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/" SNAP_RESTORE_FILE, sdir);
-	fp = fopen(path, "we");
-	if (!fp)
-		return -errno;
-	fprintf(fp, "%s\n", snapdir);
-	return fclose(fp) ? -EIO : 0;
-}
-
-/* config.json from the snapshot, under the new name, checked against the state. */
-static int take_config(const char *verb, const char *snapdir, const char *name,
-		       const struct snap_dir_info *in)
-{
-	char src[PATH_MAX + 16], dst[PATH_MAX];
-	struct sb_config c;
-	struct timespec t;
-	int ret;
-
-	snprintf(src, sizeof(src), "%s/config.json", snapdir);
-	ret = sb_path(name, "config.json", dst, sizeof(dst));
-	if (!ret)
-		ret = copy_file(src, dst);
-	if (!ret)
-		ret = sb_config_load(name, &c);
-	if (ret) {
-		cli_err(verb, "snapshot configuration: %s", strerror(-ret));
-		return ret;
-	}
-	if (c.mem != in->ram_size || c.cpus != in->ncpus) {
-		cli_err(verb, "snapshot configuration does not match its state (memory or vCPUs)");
-		sb_config_free(&c);
-		return -EINVAL;
-	}
-	clock_gettime(CLOCK_REALTIME, &t);
-	c.created = (double)t.tv_sec;
-	ret = sb_config_save(&c);
-	sb_config_free(&c);
-	return ret;
-}
-
-/* @sdir exists. <0: failed before anything ran (the caller removes @sdir);
- * 1: the VMM did not start (the sandbox stays, stopped, for `mvm logs`). */
-static int restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir)
-{
-	struct snap_dir_info in;
-	char err[512] = "";
-	int ret = snap_verify_dir(snapdir, &in, err, sizeof(err));
-
-	if (ret) {
-		cli_err(verb, "%s: %s", snapdir, err);
-		return ret;
-	}
-	ret = take_config(verb, snapdir, name, &in);
-	if (ret)
-		return ret;
-	ret = snap_copy_layers(snapdir, &in, sdir, err, sizeof(err));
-	if (ret) {
-		cli_err(verb, "%s", err);
-		return ret;
-	}
-	ret = snap_new_top(sdir, &in);
-	if (!ret)
-		ret = write_restore_file(sdir, snapdir);
-	if (ret) {
-		cli_err(verb, "preparing the disk of %s: %s", name, strerror(-ret));
-		return ret;
-	}
-	sb_event(name, "restored", "");
-	ret = sb_start(name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
-	if (ret) {
-		/* Kept (stopped) so that `mvm logs` can say why; `mvm rm` removes it. */
-		cli_err(verb, "%s did not start: %s", name, err);
-		sb_stop(name, 5);
-		return 1;
-	}
-	return snap_cli_sync(verb, name) ? 1 : 0;
-}
-
-static int new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
-{
-	char root[PATH_MAX];
-
-	if (!sb_name_ok(name)) {
-		cli_err(verb, "bad name '%s': letters, digits, '.', '_', '-' (at most 63)", name);
-		return -EINVAL;
-	}
-	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
-		return -ENAMETOOLONG;
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {	/* mkdir -p */
-		if (p)
-			*p = 0;
-		mkdir(root, 0700);
-		if (!p)
-			break;
-		*p = '/';
-	}
-	if (mkdir(dir, 0700)) {
-		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
-			"cannot create the state directory of %s", name);
-		return -EEXIST;
 	}
 	return 0;
 }
@@ -270,51 +92,54 @@ int cmd_restore(int argc, char **argv)
 {
 	char snapdir[PATH_MAX], sdir[PATH_MAX];
 	struct snap_dir_info in;
+	struct verb_args a;
 	char err[512];
-	int ret;
+	int ret = restore_parse(argc, argv, &a);
 
-	if (!args_ok("restore", restore_usage, argc, argv, false, &ret))
-		return ret;
-	if (!realpath(argv[1], snapdir)) {
-		cli_err("restore", "%s: %s", argv[1], strerror(errno));
+	if (ret)
+		return verb_parse_exit(ret, restore_usage);
+	if (!realpath(a.pos[0], snapdir)) {
+		cli_err("restore", "%s: %s", a.pos[0], strerror(errno));
 		return MVM_EXIT_ERROR;
 	}
 	/* Verify before anything exists under the new name. */
 	if (snap_verify_dir(snapdir, &in, err, sizeof(err))) {
-		cli_err("restore", "%s: %s", argv[1], err);
+		cli_err("restore", "%s: %s", a.pos[0], err);
 		return MVM_EXIT_ERROR;
 	}
-	if (new_state_dir("restore", argv[2], sdir, sizeof(sdir)))
+	if (sb_new_state_dir("restore", a.pos[1], sdir, sizeof(sdir)))
 		return MVM_EXIT_ERROR;
-	ret = restore_into("restore", snapdir, argv[2], sdir);
+	ret = sb_restore_into("restore", snapdir, a.pos[1], sdir);
 	if (ret < 0)
-		rm_tree(sdir);
+		sb_rm_tree(sdir);
 	if (ret)
 		return MVM_EXIT_ERROR;
-	printf("%s\n", argv[2]);
+	printf("%s\n", a.pos[1]);
 	return 0;
 }
 
 int cmd_fork(int argc, char **argv)
 {
 	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
-	int ret;
+	struct verb_args a;
+	int ret = fork_parse(argc, argv, &a);
 
-	if (!args_ok("fork", fork_usage, argc, argv, true, &ret))
-		return ret;
-	if (new_state_dir("fork", argv[2], sdir, sizeof(sdir)))
+	if (ret)
+		return verb_parse_exit(ret, fork_usage);
+	if (!verb_sandbox_ok("fork", a.pos[0]) ||
+	    sb_new_state_dir("fork", a.pos[1], sdir, sizeof(sdir)))
 		return MVM_EXIT_ERROR;
 	/* The snapshot lives in the fork's own state dir: rm removes both. */
 	snprintf(snapdir, sizeof(snapdir), "%s/origin", sdir);
-	if (mkdir(snapdir, 0700) || snapshot_into("fork", argv[1], snapdir)) {
-		rm_tree(sdir);
+	if (mkdir(snapdir, 0700) || sb_snapshot_into("fork", a.pos[0], snapdir)) {
+		sb_rm_tree(sdir);
 		return MVM_EXIT_ERROR;
 	}
-	ret = restore_into("fork", snapdir, argv[2], sdir);
+	ret = sb_restore_into("fork", snapdir, a.pos[1], sdir);
 	if (ret < 0)
-		rm_tree(sdir);
+		sb_rm_tree(sdir);
 	if (ret)
 		return MVM_EXIT_ERROR;
-	printf("%s\n", argv[2]);
+	printf("%s\n", a.pos[1]);
 	return 0;
 }

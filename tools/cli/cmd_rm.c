@@ -8,39 +8,39 @@
 #include "tools/sandbox/baseline.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
+
+static const char rm_usage[] =
+	"usage: mvm rm [-f] NAME\n"
+	"Delete the sandbox NAME and its state. A running sandbox needs -f\n"
+	"(it is stopped first).\n";
+
+int rm_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct option opts[] = { { "force", no_argument, NULL, 'f' }, { 0 } };
+	static const struct verb_spec spec = { .verb = "rm", .shortopts = "f", .longopts = opts,
+					       .min_pos = 1, .max_pos = 1, .synopsis = "one sandbox NAME" };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
+}
 
 int cmd_rm(int argc, char **argv)
 {
-	bool force = false;
-	const char *name = NULL;
+	struct verb_args a;
+	const char *name;
 	char dir[4096];
+	int r = rm_parse(argc, argv, &a);
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-f") || !strcmp(argv[i], "--force")) {
-			force = true;
-		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs("usage: mvm rm [-f] NAME\n"
-			      "Delete the sandbox NAME and its state. A running sandbox needs -f\n"
-			      "(it is stopped first).\n", stdout);
-			return 0;
-		} else if (!name) {
-			name = argv[i];
-		} else {
-			cli_err("rm", "unexpected '%s'", argv[i]);
-			return MVM_EXIT_USAGE;
-		}
-	}
-	if (!name) {
-		cli_err("rm", "expected a sandbox NAME");
-		return MVM_EXIT_USAGE;
-	}
+	if (r)
+		return verb_parse_exit(r, rm_usage);
+	name = a.pos[0];
 	if (!sb_name_ok(name) || sb_path(name, NULL, dir, sizeof(dir)) || access(dir, F_OK)) {
 		cli_err("rm", "no sandbox named %s", name);
 		return MVM_EXIT_ERROR;
 	}
 	if (sb_vmm_pid(name) > 0) {
-		if (!force) {
+		if (!a.flag) {
 			cli_err("rm", "%s is running: stop it first, or use rm -f", name);
 			return MVM_EXIT_ERROR;
 		}

@@ -14,4 +14,33 @@ int cmd_events(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 
+/* Argument parsers of the verbs (tools/cli/verb_args.h): 0, 1 for --help,
+ * -1 after a usage error. They run nothing. */
+#include <stdbool.h>
+#include <stdint.h>
+
+struct verb_args;
+int logs_parse(int argc, char **argv, struct verb_args *a);	/* -f: follow */
+int events_parse(int argc, char **argv, struct verb_args *a);	/* --json */
+int rm_parse(int argc, char **argv, struct verb_args *a);	/* -f: force */
+int ls_parse(int argc, char **argv, struct verb_args *a);	/* --json */
+int start_parse(int argc, char **argv, struct verb_args *a);
+int stop_parse(int argc, char **argv, struct verb_args *a);
+int cp_parse(int argc, char **argv, struct verb_args *a, uint64_t *max);	/* SRC DST */
+int net_parse(int argc, char **argv, struct verb_args *a);	/* VERB NAME [RULE|DEST] */
+
+#define EXEC_MAX_ENV 256
+struct exec_args {
+	const char *name;
+	bool interactive, tty;
+	const char *cwd;		/* NULL: / */
+	uint32_t uid;
+	long timeout_s;			/* 0: none */
+	char *env[EXEC_MAX_ENV];	/* -e K=V */
+	int nenv;
+	char **argv;			/* the command, in the caller's argv */
+	int argc;
+};
+int exec_parse(int argc, char **argv, struct exec_args *a);
+
 #endif

@@ -4,31 +4,38 @@
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
+#include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
+
+static const char start_usage[] =
+	"usage: mvm start NAME\nBoot the stopped sandbox NAME again (same disk).\n";
+
+int start_parse(int argc, char **argv, struct verb_args *a)
+{
+	static const struct verb_spec spec = { .verb = "start", .min_pos = 1, .max_pos = 1,
+					       .synopsis = "one sandbox NAME" };
+
+	return verb_parse(&spec, NULL, argc, argv, a);
+}
 
 int cmd_start(int argc, char **argv)
 {
+	struct verb_args a;
 	char err[512] = "";
+	int r = start_parse(argc, argv, &a);
+	const char *name = a.pos[0];
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs("usage: mvm start NAME\nBoot the stopped sandbox NAME again (same disk).\n", stdout);
-		return 0;
-	}
-	if (argc != 2) {
-		cli_err("start", "expected one sandbox NAME");
-		return MVM_EXIT_USAGE;
-	}
-	if (!sb_name_ok(argv[1]) || !sb_exists(argv[1])) {
-		cli_err("start", "no sandbox named %s", argv[1]);
+	if (r)
+		return verb_parse_exit(r, start_usage);
+	if (!verb_sandbox_ok("start", name))
+		return MVM_EXIT_ERROR;
+	if (sb_vmm_pid(name) > 0) {
+		cli_err("start", "%s is already running", name);
 		return MVM_EXIT_ERROR;
 	}
-	if (sb_vmm_pid(argv[1]) > 0) {
-		cli_err("start", "%s is already running", argv[1]);
-		return MVM_EXIT_ERROR;
-	}
-	if (sb_start(argv[1], sb_self_exe(), sb_start_timeout(), err, sizeof(err))) {
+	if (sb_start(name, sb_self_exe(), sb_start_timeout(), err, sizeof(err))) {
 		cli_err("start", "%s", err);
-		sb_stop(argv[1], 5);
+		sb_stop(name, 5);
 		return MVM_EXIT_ERROR;
 	}
 	return 0;

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/events.h"
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
 #include "tools/sandbox/path_sanitize.h"
@@ -15,7 +16,6 @@
 #include "tools/sandbox/sandbox.h"
 
 #define EVENTS_MAX 10000		/* per list; the rest only counted */
-#define EVENT_LINE_MAX 8192
 
 static cJSON *checks_json(const struct promote_report *r)
 {
@@ -93,25 +93,20 @@ static bool type_is(const char *t, const char *const *prefixes)
 	return false;
 }
 
-/* Events of events.jsonl whose type starts with one of @prefixes, as an array (lines that do not parse are skipped). */
-static cJSON *events_json(const char *name, const char *const *prefixes, size_t *more)
+/* Events of @path whose type starts with one of @prefixes, added to @a
+ * (lines that do not parse are skipped); *@n counts them. */
+static void events_from(const char *path, const char *const *prefixes, cJSON *a, size_t *n,
+			size_t *more)
 {
-	char p[PATH_MAX], *line = malloc(EVENT_LINE_MAX);
-	cJSON *a = cJSON_CreateArray();
-	size_t n = 0;
-	FILE *f;
+	char *line = malloc(EVENT_LINE_MAX + 2);
+	FILE *f = line ? fopen(path, "re") : NULL;
 
-	*more = 0;
-	if (!line || sb_path(name, "events.jsonl", p, sizeof(p)) || !(f = fopen(p, "re"))) {
-		free(line);
-		return a;
-	}
-	while (fgets(line, EVENT_LINE_MAX, f)) {
+	while (f && fgets(line, EVENT_LINE_MAX + 2, f)) {
 		cJSON *e = cJSON_Parse(line);
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "type");
 
 		if (cJSON_IsString(t) && type_is(t->valuestring, prefixes)) {
-			if (n++ < EVENTS_MAX) {
+			if ((*n)++ < EVENTS_MAX) {
 				cJSON_AddItemToArray(a, e);
 				continue;
 			}
@@ -119,8 +114,24 @@ static cJSON *events_json(const char *name, const char *const *prefixes, size_t 
 		}
 		cJSON_Delete(e);
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
 	free(line);
+}
+
+/* The same for events.jsonl after its rotated older part, as an array. */
+static cJSON *events_json(const char *name, const char *const *prefixes, size_t *more)
+{
+	char p[PATH_MAX], old[PATH_MAX + 2];
+	cJSON *a = cJSON_CreateArray();
+	size_t n = 0;
+
+	*more = 0;
+	if (sb_path(name, "events.jsonl", p, sizeof(p)))
+		return a;
+	snprintf(old, sizeof(old), "%s.1", p);
+	events_from(old, prefixes, a, &n, more);
+	events_from(p, prefixes, a, &n, more);
 	return a;
 }
 

@@ -89,11 +89,15 @@ int api_call(const char *name, const char *req, char **resp, int timeout_ms)
 
 static int call_json(const char *name, const char *op, cJSON **out)
 {
-	char req[128], *resp;
+	cJSON *r = cJSON_CreateObject();
+	char *req, *resp;
 	int ret;
 
-	snprintf(req, sizeof(req), "{\"op\":\"%s\"}", op);
-	ret = api_call(name, req, &resp, 5000);
+	cJSON_AddStringToObject(r, "op", op);
+	req = cJSON_PrintUnformatted(r);
+	cJSON_Delete(r);
+	ret = req ? api_call(name, req, &resp, 5000) : -ENOMEM;
+	free(req);
 	if (ret)
 		return ret;
 	*out = cJSON_Parse(resp);

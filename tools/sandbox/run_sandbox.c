@@ -19,6 +19,7 @@
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
+#include "common/rotlog.h"
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
@@ -103,7 +104,8 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 		      const sigset_t *mask)
 {
 	struct run_report rep = { 0 };
-	int fd, log_fd;
+	struct rotlog log;
+	int fd, ret;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -115,20 +117,21 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 		dup2(fd, STDIN_FILENO);
 		dup2(fd, STDOUT_FILENO);
 	}
-	log_fd = chdir(s->dir) ? -1 : open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-					   0600);
-	if (log_fd < 0 || sb_vmm_write_pid()) {
+	ret = chdir(s->dir) ? -errno : sb_console_log_open(&log);
+	if (!ret)
+		ret = sb_vmm_write_pid();
+	if (ret) {
 		rep.res.outcome = VM_ERROR;
 		snprintf(rep.res.message, sizeof(rep.res.message), "state directory %s: %s", s->dir,
-			 strerror(errno));
+			 strerror(-ret));
 		goto report;
 	}
 	o->cfg.argv = s->agent_argv;
 	o->cfg.env = NULL;		/* the command's environment goes with the exec */
 	o->cfg.workdir = NULL;
-	o->cfg.stdout_fd = o->cfg.stderr_fd = log_fd;
-	if (o->cfg.console_fd < 0)
-		o->cfg.console_fd = log_fd;	/* --console: our stderr */
+	/* console.log, capped; --console (console_fd, our stderr) bypasses it. */
+	o->cfg.stdout_fd = o->cfg.stderr_fd = -1;
+	o->cfg.log = &log;
 	o->cfg.vsock_path = "vsock.sock";
 	o->cfg.vsock_cid = 3;
 	o->cfg.net.runtime_rules = true;
@@ -202,7 +205,7 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 		cli_err("run", "cannot write %s/config.json: %s", s->dir, strerror(-ret));
 		return -1;
 	}
-	sb_event(s->name, "created", "");
+	sb_event(s->name, "created");
 	return 0;
 }
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/events.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 
@@ -168,27 +168,19 @@ const char *sb_status(const char *name, pid_t *pidp)
 	return "running";
 }
 
-void sb_event(const char *name, const char *type, const char *json_fields)
+void sb_event_put(const char *name, cJSON *ev)
 {
-	char p[PATH_MAX], line[1024];
-	struct timespec t;
-	int fd, n;
+	char p[PATH_MAX];
 
 	if (sb_path(name, "events.jsonl", p, sizeof(p)))
-		return;
-	clock_gettime(CLOCK_REALTIME, &t);
-	n = snprintf(line, sizeof(line), "{\"time\":%.3f,\"type\":\"%s\"%s%s}\n",
-		     (double)t.tv_sec + (double)t.tv_nsec / 1e9, type,
-		     json_fields && *json_fields ? "," : "", json_fields ? json_fields : "");
-	if (n <= 0 || (size_t)n >= sizeof(line))
-		return;
-	fd = open(p, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return;
-	/* One write per event: O_APPEND keeps concurrent writers' lines whole. */
-	if (write(fd, line, (size_t)n) != n)
-		(void)0;
-	close(fd);
+		cJSON_Delete(ev);
+	else
+		(void)event_append(p, ev);
+}
+
+void sb_event(const char *name, const char *type)
+{
+	sb_event_put(name, event_new(type, 0));
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct cJSON;
+
 #define SB_NAME_MAX 63
 #define SB_MAX_ENV  256
 #define SB_MAX_PUBLISH 16
@@ -57,9 +59,11 @@ pid_t sb_vmm_pid(const char *name);
 /* "running", "paused", "stopped" or "crashed". */
 const char *sb_status(const char *name, pid_t *pid);
 
-/* Append {"time":..,"type":@type,...@json_fields} to events.jsonl. @json_fields
- * is "" or a JSON object body such as "\"code\":0". */
-void sb_event(const char *name, const char *type, const char *json_fields);
+/* Append an event of @type without fields (common/events.h) to NAME's
+ * events.jsonl; best effort. */
+void sb_event(const char *name, const char *type);
+/* Append @ev (from event_new(), with its type's fields) and free it. */
+void sb_event_put(const char *name, struct cJSON *ev);
 
 /* Make NAME's state directory (0700; the root too, if needed) and put its
  * path in @dir. 0, -EEXIST if NAME exists, or -errno. */

@@ -145,10 +145,10 @@ static cJSON *handle(struct sb_api *a, const char *line, bool *stop)
 	} else if (!strcmp(op->valuestring, "pause")) {
 		err = vm_pause(a->vm) ? "cannot pause the vCPUs" : NULL;
 		if (!err)
-			sb_event(a->name, "paused", "");
+			sb_event(a->name, "paused");
 	} else if (!strcmp(op->valuestring, "resume")) {
 		vm_resume(a->vm);
-		sb_event(a->name, "resumed", "");
+		sb_event(a->name, "resumed");
 	} else if (!strcmp(op->valuestring, "shutdown")) {
 		*stop = true;
 	} else if (!strcmp(op->valuestring, "net-allow") || !strcmp(op->valuestring, "net-deny") ||

@@ -171,6 +171,6 @@ int sb_stop(const char *name, int timeout_s)
 	sb_vmm_pid(name);	/* removes the stale sockets */
 	if (!sb_path(name, "pid", p, sizeof(p)))
 		unlink(p);
-	sb_event(name, "killed", "");
+	sb_event(name, "killed");
 	return 0;
 }

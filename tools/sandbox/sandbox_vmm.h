@@ -22,6 +22,15 @@ int sb_vmm_write_pid(void);
 int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
 		 struct vm_result *res, uint64_t *guest_kib);
 
+struct cJSON;
+/* The "stopped" event for @r (outcome and message), or NULL (no memory). */
+struct cJSON *sb_stopped_event(const struct vm_result *r);
+
+struct rotlog;
+/* In the state directory: open console.log capped (MVM_LOG_MAX) and
+ * rotating; the VMM's stderr follows it if it is console.log. 0 or -errno. */
+int sb_console_log_open(struct rotlog *log);
+
 /* `mvm vmm NAME`: chdir to its state directory, load config.json, write the
  * pid file, serve until the VM ends. 0 or -errno (message printed). */
 int sb_vmm_main(const char *name);

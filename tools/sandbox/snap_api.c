@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/events.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/snapshot_dir.h"
 #include "tools/sandbox/sandbox.h"
@@ -45,12 +46,12 @@ static cJSON *list(struct vm *vm)
 	return r;
 }
 
-static void event(const char *name, const char *type, const char *tag)
+cJSON *snap_api_event(const char *type, const char *tag)
 {
-	char fields[128];
+	cJSON *ev = event_new(type, 0);
 
-	snprintf(fields, sizeof(fields), "\"tag\":\"%s\"", tag);	/* tags are [A-Za-z0-9._-] */
-	sb_event(name, type, fields);
+	cJSON_AddStringToObject(ev, "tag", tag);
+	return ev;
 }
 
 cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const cJSON *req,
@@ -74,7 +75,7 @@ cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const cJSON 
 			*err = ebuf;
 			return NULL;
 		}
-		sb_event(name, "snapshot", "");
+		sb_event(name, "snapshot");
 		return ok_reply();
 	}
 	if (tag && !cJSON_IsString(tag)) {
@@ -86,7 +87,7 @@ cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const cJSON 
 			*err = ebuf;
 			return NULL;
 		}
-		event(name, "checkpoint", taken);
+		sb_event_put(name, snap_api_event("checkpoint", taken));
 		r = ok_reply();
 		cJSON_AddStringToObject(r, "tag", taken);
 		return r;
@@ -99,7 +100,7 @@ cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const cJSON 
 		*err = ebuf;
 		return NULL;
 	}
-	event(name, "rollback", tag->valuestring);
+	sb_event_put(name, snap_api_event("rollback", tag->valuestring));
 	r = ok_reply();
 	cJSON_AddStringToObject(r, "tag", tag->valuestring);
 	cJSON_AddNumberToObject(r, "seconds", secs);

@@ -14,4 +14,7 @@ bool snap_api_handles(const char *op);
 struct cJSON *snap_api_op(struct vm *vm, const char *name, const char *op, const struct cJSON *req,
 			  const char **err, char *ebuf, size_t elen);
 
+/* The "checkpoint" or "rollback" event (@type) of @tag, or NULL. */
+struct cJSON *snap_api_event(const char *type, const char *tag);
+
 #endif

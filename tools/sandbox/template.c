@@ -18,9 +18,9 @@
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_policy.h"
+#include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/template.h"
 
-#define TPL_API_TIMEOUT_MS (10 * 60 * 1000)	/* a snapshot writes all of RAM */
 #define TPL_SYNC_TIMEOUT_MS (60 * 1000)
 
 /* Remove a directory this code made (sealed ones too): one level of files. */
@@ -79,52 +79,15 @@ static int copy_small(const char *src, const char *dst)
 	return ret;
 }
 
-/* The source's VMM writes the snapshot (pause, snapshot, resume). */
-static int snapshot_source(const char *from, const char *dir, char *err, size_t errlen)
-{
-	cJSON *req = cJSON_CreateObject(), *resp = NULL;
-	char *text, *reply = NULL;
-	const cJSON *e;
-	int ret;
-
-	cJSON_AddStringToObject(req, "op", "snapshot");
-	cJSON_AddStringToObject(req, "dir", dir);
-	text = cJSON_PrintUnformatted(req);
-	cJSON_Delete(req);
-	ret = text ? api_call(from, text, &reply, TPL_API_TIMEOUT_MS) : -ENOMEM;
-	free(text);
-	if (ret) {
-		snprintf(err, errlen, "%s is not running (mvm start %s)", from, from);
-		return ret;
-	}
-	resp = cJSON_Parse(reply);
-	free(reply);
-	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(resp, "ok"))) {
-		e = cJSON_GetObjectItemCaseSensitive(resp, "error");
-		snprintf(err, errlen, "snapshot of %s: %s", from,
-			 cJSON_IsString(e) ? e->valuestring : "the VMM refused");
-		ret = -EIO;
-	}
-	cJSON_Delete(resp);
-	return ret;
-}
-
 /* In the staging directory @stage: snapshot, configuration, verify, seal. */
 static int fill_stage(const char *tpl, const char *from, const char *stage, char *err,
 		      size_t errlen)
 {
-	char cfg[PATH_MAX], dst[PATH_MAX + 16];
 	struct snap_dir_info in;
-	int ret = snapshot_source(from, stage, err, errlen);
+	int ret = sb_snapshot_into("template", from, stage);
 
-	if (ret)
-		return ret;
-	snprintf(dst, sizeof(dst), "%s/config.json", stage);
-	ret = sb_path(from, "config.json", cfg, sizeof(cfg));
-	if (!ret)
-		ret = copy_small(cfg, dst);
 	if (ret) {
-		snprintf(err, errlen, "copying the configuration of %s: %s", from, strerror(-ret));
+		snprintf(err, errlen, "no template written");
 		return ret;
 	}
 	/* Verified once, here: starts only compare identities later. */
@@ -331,7 +294,7 @@ static int prepare(const struct sb_template_start *o, const char *tdir,
 
 int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
 {
-	char tdir[PATH_MAX], sdir[PATH_MAX], host[AP_SYNC_HOST_MAX + 1], fields[128];
+	char tdir[PATH_MAX], sdir[PATH_MAX], host[AP_SYNC_HOST_MAX + 1];
 	struct snap_dir_info *in = calloc(1, sizeof(*in));
 	struct tpl_meta *m = calloc(1, sizeof(*m));
 	int ret = !in || !m ? -ENOMEM : 0;
@@ -356,8 +319,7 @@ int sb_template_start(const struct sb_template_start *o, char *err, size_t errle
 		sb_remove_state(o->name);
 		goto out;
 	}
-	snprintf(fields, sizeof(fields), "\"template\":\"%s\"", o->tpl);
-	sb_event(o->name, "created", fields);
+	sb_event(o->name, "created");
 	ret = sb_start(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
 	hostname_of(o->name, host, sizeof(host));
 	if (!ret && (ret = agent_sync_as(o->name, host, TPL_SYNC_TIMEOUT_MS)))

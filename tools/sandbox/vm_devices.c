@@ -39,16 +39,18 @@ int vm_devices_create(struct vm *vm, const struct vm_config *cfg, char *err, siz
 {
 	int ret;
 
-	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, &vm->console);
+	/* --console (an fd of its own) bypasses the capped log. */
+	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, cfg->console_fd >= 0 ? NULL : cfg->log,
+			    &vm->console);
 	vm->console_tail = serial_tail;
 	if (!ret)
 		ret = i8042_create(vm);
 	if (!ret)
 		ret = guest_port_create(vm);
 	if (!ret)
-		ret = virtio_console_create(vm, cfg->stdout_fd);
+		ret = virtio_console_create(vm, cfg->stdout_fd, cfg->log);
 	if (!ret)
-		ret = virtio_console_create(vm, cfg->stderr_fd);
+		ret = virtio_console_create(vm, cfg->stderr_fd, cfg->log);
 	for (int i = 0; !ret && i < cfg->nr_disks; i++) {
 		struct blk_backend *b;
 		char id[24];

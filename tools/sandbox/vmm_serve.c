@@ -4,28 +4,30 @@
  * sockets have short relative names; lives until the guest powers off or
  * the control API says shutdown.
  */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/events.h"
+#include "common/rotlog.h"
 #include "tools/sandbox/sandbox.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/sandbox_api.h"
 #include "tools/sandbox/sandbox_policy.h"
+#include "tools/sandbox/sandbox_vm_config.h"
 #include "tools/sandbox/sandbox_vmm.h"
 #include "tools/sandbox/vm_devices.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
 #include "vmm/vm.h"
-
-static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
-static char *const agent_root_argv[] = { "mvm-agent", NULL };
 
 int sb_vmm_write_pid(void)
 {
@@ -43,102 +45,30 @@ int sb_vmm_write_pid(void)
 	return rename("pid.tmp", "pid") ? -errno : 0;
 }
 
-static int build_config(const struct sb_config *c, struct vm_config *vc, int log_fd,
-			char *kernel, char *initrd, char *base_dir, char *err, size_t errlen)
-{
-	static char top_file[DISK_LAYER_NAME], top_fmt[8], restore_dir[PATH_MAX], restore_mem[PATH_MAX + 8];
-	const char *dir = cli_guest_dir();
-
-	memset(vc, 0, sizeof(*vc));
-	if (c->kernel[0])
-		snprintf(kernel, PATH_MAX, "%s", c->kernel);
-	else if (dir)
-		snprintf(kernel, PATH_MAX, "%s/vmlinux", dir);
-	else {
-		snprintf(err, errlen, "no guest kernel (run 'make guest' or pass --kernel to create)");
-		return -ENOENT;
-	}
-	if (!dir) {
-		snprintf(err, errlen, "no guest initramfs (run 'make guest')");
-		return -ENOENT;
-	}
-	snprintf(initrd, PATH_MAX, "%s/initramfs.cpio", dir);
-	vc->kernel_path = kernel;
-	vc->initrd_path = initrd;
-	if (c->disk[0]) {
-		vc->disks[0].path = c->disk;
-		vc->disks[0].format = c->disk_format;
-		vc->nr_disks = 1;
-	}
-	if (c->disk[0] && !strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT)) {
-		/* The overlay's backing file must be the base it was made on, raw. */
-		snprintf(base_dir, PATH_MAX, "%s", c->image);
-		*strrchr(base_dir, '/') = 0;
-		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
-		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
-	}
-	/* After a checkpoint the disk is a chain of layers in the state
-	 * directory (snapshots/disk_layers.h), ending in the base above. */
-	if (c->disk[0] && !disk_layers_boot_top(top_file, sizeof(top_file), top_fmt, sizeof(top_fmt))) {
-		vc->disks[0].backing_root2 = vc->disks[0].backing_root;
-		vc->disks[0].path = top_file;
-		vc->disks[0].format = top_fmt;
-		vc->disks[0].backing_root = ".";
-		vc->disks[0].backing_format = NULL;
-	}
-	vc->root_on_disk = c->root_on_disk;
-	vc->cpus = c->cpus;
-	vc->mem_size = c->mem;
-	/* The sandbox's environment is applied per exec, never to the agent. */
-	vc->argv = c->root_on_disk || !c->disk[0] ? agent_root_argv : agent_data_argv;
-	vc->env = NULL;
-	vc->console_fd = log_fd;
-	vc->stdout_fd = log_fd;
-	vc->stderr_fd = log_fd;
-	vc->want_rng = true;
-	vc->vsock_path = "vsock.sock";
-	vc->vsock_cid = c->cid;
-	/* Deny by default: policy.json holds create's rules and every later
-	 * `mvm net` change; without it, nothing leaves. */
-	vc->net.enabled = !c->net_off;
-	vc->net.events_path = "events.jsonl";
-	vc->net.runtime_rules = true;
-	if (access(SB_POLICY_FILE, F_OK) == 0)
-		vc->net.policy_path = SB_POLICY_FILE;
-	vc->net.dns_server = c->dns_server[0] ? c->dns_server : NULL;
-	for (int i = 0; i < c->npublish && i < VM_MAX_PUBLISH; i++)
-		vc->net.publish[vc->net.nr_publish++] = c->publish[i];
-	/* `mvm restore`/`fork`: RAM from the snapshot, state loaded by run_vmm. */
-	if (!snap_restore_pending(restore_dir, sizeof(restore_dir))) {
-		snprintf(restore_mem, sizeof(restore_mem), "%s/" SNAP_DIR_MEMORY, restore_dir);
-		vc->restore_mem = restore_mem;
-	}
-	return 0;
-}
-
-static void outcome_event(const char *name, const struct vm_result *r)
+cJSON *sb_stopped_event(const struct vm_result *r)
 {
 	static const char *names[] = { "exited", "signaled", "panic", "reboot", "error" };
-	char fields[768], msg[512];
+	cJSON *ev = event_new("stopped", 0);
 	const char *m = r->message;
-	size_t j = 0;
+	char msg[sizeof(r->message)];
+	size_t i;
 
 	/* In a sandbox nothing reports an exit status: a reset is the normal end. */
 	if (r->outcome == VM_REBOOT)
 		m = "the guest reset (mvm stop, or a reboot inside the guest)";
+	/* The message may quote the guest's console: no control characters
+	 * (escape sequences) reach a terminal that prints it. */
+	for (i = 0; m[i] && i < sizeof(msg) - 1; i++)
+		msg[i] = (unsigned char)m[i] < 0x20 || m[i] == 0x7f ? ' ' : m[i];
+	msg[i] = 0;
+	cJSON_AddStringToObject(ev, "outcome", r->outcome <= VM_ERROR ? names[r->outcome] : "unknown");
+	cJSON_AddStringToObject(ev, "message", msg);
+	return ev;
+}
 
-	/* JSON-escape the message: it may quote the guest's console. */
-	for (size_t i = 0; m[i] && j < sizeof(msg) - 2; i++) {
-		unsigned char ch = (unsigned char)m[i];
-
-		if (ch == '"' || ch == '\\')
-			msg[j++] = '\\';
-		msg[j++] = ch < 0x20 ? ' ' : (char)ch;
-	}
-	msg[j] = 0;
-	snprintf(fields, sizeof(fields), "\"outcome\":\"%s\",\"message\":\"%s\"",
-		 r->outcome <= VM_ERROR ? names[r->outcome] : "unknown", msg);
-	sb_event(name, "stopped", fields);
+static void outcome_event(const char *name, const struct vm_result *r)
+{
+	sb_event_put(name, sb_stopped_event(r));
 }
 
 /* After vm_create: the checkpoint manager, and a pending restore's state. */
@@ -186,7 +116,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		outcome_event(name, res);
 		goto out;
 	}
-	sb_event(name, "started", "");
+	sb_event(name, "started");
 	vm_run(vm, res);
 	if (guest_kib)
 		*guest_kib = vm_guest_resident_kib(vm);
@@ -199,26 +129,52 @@ out:
 	return ret;
 }
 
+/* The VMM's stderr, if it is console.log (the daemon's), follows its rotation. */
+static void follow_stderr(struct rotlog *log)
+{
+	struct stat a, b;
+
+	if (!fstat(STDERR_FILENO, &a) && !fstat(log->fd, &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		log->mirror_fd = STDERR_FILENO;
+}
+
+int sb_console_log_open(struct rotlog *log)
+{
+	int ret = rotlog_open(log, "console.log", rotlog_max_from_env(), NULL);
+
+	if (!ret)
+		follow_stderr(log);
+	return ret;
+}
+
 static int run_vmm(const char *name, struct sb_config *c)
 {
-	static char kernel[PATH_MAX], initrd[PATH_MAX], base_dir[PATH_MAX];
+	struct sb_vm_bufs *bufs = calloc(1, sizeof(*bufs));
 	struct vm_config vc;
 	struct vm_disk base;
 	struct vm_result res;
+	struct rotlog log;
 	char err[512] = "";
-	int log_fd = open("console.log", O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-	int ret = -ENOMEM;
+	int ret;
 
-	if (log_fd < 0)
-		return -errno;
-	ret = build_config(c, &vc, log_fd, kernel, initrd, base_dir, err, sizeof(err));
+	if (!bufs)
+		return -ENOMEM;
+	ret = sb_console_log_open(&log);
+	if (ret) {
+		free(bufs);
+		return ret;
+	}
+	ret = sb_vm_config(c, bufs, &vc, err, sizeof(err));
+	vc.log = &log;
 	base = (struct vm_disk){ .path = c->disk, .format = c->disk[0] ? c->disk_format : NULL,
-				 .backing_root = base_dir[0] ? base_dir : NULL };
+				 .backing_root = bufs->base_dir[0] ? bufs->base_dir : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
 	else if ((ret = sb_vmm_serve(name, &vc, &base, &res, NULL)))
 		cli_err("vmm", "%s", res.message);
-	close(log_fd);
+	rotlog_close(&log);
+	free(bufs);
 	return ret;
 }
 

@@ -1,0 +1,259 @@
+/* events.jsonl: every event kind, from the code that makes it, against the one schema;
+ * and the capped, rotating writer behind it and console.log. */
+#include <cjson/cJSON.h>
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/events.h"
+#include "common/rotlog.h"
+#include "devices/netpolicy/net_filter.h"
+#include "tools/sandbox/sandbox_vmm.h"
+#include "tools/sandbox/snap_api.h"
+
+static char dir[64], path[128];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/mvm-ev-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/events.jsonl", dir);
+	unsetenv("MVM_LOG_MAX");
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static off_t size_of(const char *p)
+{
+	struct stat st;
+
+	return stat(p, &st) ? -1 : st.st_size;
+}
+
+/* "2026-12-04T20:31:12.123Z" */
+static bool rfc3339_ms(const char *t)
+{
+	static const char pat[] = "dddd-dd-ddTdd:dd:dd.dddZ";
+
+	if (strlen(t) != sizeof(pat) - 1)
+		return false;
+	for (size_t i = 0; pat[i]; i++)
+		if (pat[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != pat[i])
+			return false;
+	return true;
+}
+
+/* Each line of @p parses, matches the schema and has an RFC 3339 time;
+ * returns how many lines of type @type it holds. */
+static int check_file(const char *p, const char *type)
+{
+	char line[EVENT_LINE_MAX + 2], err[128];
+	FILE *f = fopen(p, "r");
+	int n = 0;
+
+	cr_assert_not_null(f, "%s", p);
+	while (fgets(line, sizeof(line), f)) {
+		cJSON *ev = cJSON_Parse(line);
+
+		cr_assert_not_null(ev, "not JSON: %s", line);
+		cr_assert_eq(event_check(ev, err, sizeof(err)), 0, "%s: %s", err, line);
+		cr_assert(rfc3339_ms(cJSON_GetObjectItem(ev, "time")->valuestring), "%s", line);
+		n += !strcmp(cJSON_GetObjectItem(ev, "type")->valuestring, type);
+		cJSON_Delete(ev);
+	}
+	fclose(f);
+	return n;
+}
+
+TestSuite(events, .init = setup, .fini = teardown);
+
+Test(events, every_kind_from_its_producer_matches_the_schema)
+{
+	static const char *plain[] = { "created", "started", "paused", "resumed", "killed",
+				       "snapshot", "restored" };
+	struct net_event deny = { .type = "net-deny", .proto = "tcp", .port = 80 };
+	struct net_event supp = { .type = "net-deny-suppressed", .suppressed = 9 };
+	struct vm_result r = { .outcome = VM_PANIC };
+	char err[128];
+
+	/* Lifecycle (sb_event): no fields. */
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		cr_assert_eq(event_append(path, event_new(plain[i], 0)), 0, "%s", plain[i]);
+	/* stopped, for every outcome; the message quotes the guest's console. */
+	snprintf(r.message, sizeof(r.message), "Kernel panic \"x\\y\"\n\x01\x7f\xff");
+	for (int o = VM_EXITED; o <= VM_ERROR + 1; o++) {
+		r.outcome = (enum vm_outcome)o;
+		cr_assert_eq(event_append(path, sb_stopped_event(&r)), 0, "outcome %d", o);
+	}
+	/* Checkpoints. */
+	cr_assert_eq(event_append(path, snap_api_event("checkpoint", "t1")), 0);
+	cr_assert_eq(event_append(path, snap_api_event("rollback", "t1")), 0);
+	/* Network: with and without destination and name. */
+	snprintf(deny.reason, sizeof(deny.reason), "not-allowlisted");
+	cr_assert_eq(event_append(path, net_event_json(&deny)), 0);
+	cr_assert_eq(net_addr_parse("198.51.100.20", &deny.dst), 0);
+	snprintf(deny.name, sizeof(deny.name), "blocked.test");
+	cr_assert_eq(event_append(path, net_event_json(&deny)), 0);
+	cr_assert_eq(event_append(path, net_event_json(&supp)), 0);
+
+	cr_assert_eq(check_file(path, "stopped"), VM_ERROR + 2);
+	r.outcome = VM_PANIC;
+	cJSON *st = sb_stopped_event(&r);
+	const char *m = cJSON_GetObjectItem(st, "message")->valuestring;
+	cr_assert_str_eq(m, "Kernel panic \"x\\y\"   \xff", "control characters reach the log");
+	cJSON_Delete(st);
+	cr_assert_eq(check_file(path, "net-deny"), 2);
+	cr_assert_eq(check_file(path, "net-deny-suppressed"), 1);
+	cr_assert_eq(check_file(path, "rollback"), 1);
+	/* The writer refuses what the schema does not allow. */
+	cJSON *bad = event_new("stopped", 0);
+	cr_assert_eq(event_check(bad, err, sizeof(err)), -EINVAL, "missing fields accepted");
+	cr_assert_eq(event_append(path, bad), -EINVAL);
+}
+
+Test(events, schema_refuses_unknown_missing_and_mistyped_fields)
+{
+	static const char *bad[] = {
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"nope\"}",
+		"{\"time\":1.5,\"type\":\"created\"}",
+		"{\"type\":\"created\"}",
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"created\",\"x\":1}",
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"checkpoint\",\"tag\":3}",
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"checkpoint\"}",
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"net-deny-suppressed\","
+		"\"suppressed\":\"9\"}",
+		"{\"time\":\"2026-01-01T00:00:00.000Z\",\"type\":\"net-deny\",\"proto\":\"tcp\","
+		"\"dst\":null,\"port\":null,\"name\":null,\"reason\":\"r\"}",
+		"[1]",
+	};
+	char err[128];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *ev = cJSON_Parse(bad[i]);
+
+		cr_assert_not_null(ev);
+		cr_assert_eq(event_check(ev, err, sizeof(err)), -EINVAL, "accepted %s", bad[i]);
+		cJSON_Delete(ev);
+	}
+}
+
+Test(events, time_format_is_rfc3339_utc_ms)
+{
+	char t[32];
+
+	event_time_format(1796416272123ull, t, sizeof(t));
+	cr_assert_str_eq(t, "2026-12-04T20:31:12.123Z");
+	event_time_format(5, t, sizeof(t));
+	cr_assert_str_eq(t, "1970-01-01T00:00:00.005Z");
+}
+
+Test(events, events_file_is_capped_and_rotation_is_an_event)
+{
+	char old[160];
+	int n = 0;
+
+	setenv("MVM_LOG_MAX", "64K", 1);
+	snprintf(old, sizeof(old), "%s.1", path);
+	for (int i = 0; i < 2000; i++) {
+		struct net_event ev = { .type = "net-deny", .proto = "udp", .port = (uint16_t)i };
+
+		snprintf(ev.reason, sizeof(ev.reason), "not-allowlisted");
+		cr_assert_eq(event_append(path, net_event_json(&ev)), 0);
+	}
+	cr_assert_leq(size_of(path), 32 << 10);
+	cr_assert_leq(size_of(old), 32 << 10);
+	cr_assert_gt(size_of(old), 16 << 10, "no rotated file kept");
+	/* The newest events are kept; the rotation says what it dropped. */
+	n = check_file(path, "log-rotated");
+	cr_assert_eq(n, 1);
+	cr_assert_eq(check_file(old, "log-rotated"), 1);
+	unsetenv("MVM_LOG_MAX");
+}
+
+static int read_all(const char *p, char *buf, size_t cap)
+{
+	int fd = open(p, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, cap - 1);
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return (int)n;
+}
+
+Test(events, rotlog_keeps_newest_under_the_cap_and_counts_drops)
+{
+	static char buf[70000], got[70000];
+	char p[160], old[160];
+	struct rotlog l;
+	size_t total = 0;
+
+	snprintf(p, sizeof(p), "%s/console.log", dir);
+	snprintf(old, sizeof(old), "%s.1", p);
+	cr_assert_eq(rotlog_open(&l, p, 64 << 10, NULL), 0);
+	/* 1 MiB in odd-sized writes, each byte tagged with its offset. */
+	while (total < (1 << 20)) {
+		size_t n = 1 + total % 4093;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = (char)('a' + (total + i) % 26);
+		cr_assert_eq(rotlog_write(&l, buf, n), (ssize_t)n);
+		total += n;
+	}
+	cr_assert_leq(size_of(p), 32 << 10);
+	cr_assert_leq(size_of(old), 32 << 10);
+	cr_assert_gt(l.rotations, 30);
+	/* Everything not in the two files was counted as dropped. */
+	cr_assert_geq(l.dropped + (uint64_t)size_of(p) + (uint64_t)size_of(old), total);
+	cr_assert_leq(l.dropped, total);
+	/* The file starts with the marker, and ends with the newest byte. */
+	cr_assert_gt(read_all(p, got, sizeof(got)), 0);
+	cr_assert(!strncmp(got, "mvm: console.log rotated (", 26), "%s", got);
+	cr_assert_eq(got[strlen(got) - 1], (char)('a' + (total - 1) % 26));
+	/* A single write larger than half the cap keeps only its tail. */
+	memset(buf, 'x', sizeof(buf));
+	buf[sizeof(buf) - 1] = 'Z';
+	cr_assert_eq(rotlog_write(&l, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	cr_assert_leq(size_of(p), 32 << 10);
+	read_all(p, got, sizeof(got));
+	cr_assert_eq(got[strlen(got) - 1], 'Z');
+	rotlog_close(&l);
+}
+
+Test(events, rotlog_reopens_where_it_left_off)
+{
+	char p[160];
+	struct rotlog l;
+
+	snprintf(p, sizeof(p), "%s/console.log", dir);
+	cr_assert_eq(rotlog_open(&l, p, 64 << 10, NULL), 0);
+	cr_assert_eq(rotlog_write(&l, "hello\n", 6), 6);
+	rotlog_close(&l);
+	cr_assert_eq(rotlog_open(&l, p, 64 << 10, NULL), 0);
+	cr_assert_eq(l.size, 6, "a restarted VMM counts what is already there");
+	rotlog_close(&l);
+}
+
+Test(events, log_max_from_env)
+{
+	cr_assert_eq(rotlog_max_from_env(), ROTLOG_DEFAULT_MAX);
+	cr_assert_leq(ROTLOG_DEFAULT_MAX, 16ull << 20, "documented: at most 16 MiB by default");
+	setenv("MVM_LOG_MAX", "2M", 1);
+	cr_assert_eq(rotlog_max_from_env(), 2ull << 20);
+	setenv("MVM_LOG_MAX", "1K", 1);
+	cr_assert_eq(rotlog_max_from_env(), ROTLOG_MIN_MAX);
+	setenv("MVM_LOG_MAX", "junk", 1);
+	cr_assert_eq(rotlog_max_from_env(), ROTLOG_DEFAULT_MAX);
+	unsetenv("MVM_LOG_MAX");
+}

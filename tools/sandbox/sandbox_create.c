@@ -1,0 +1,112 @@
+/* `mvm create`'s runtime: a new sandbox's state directory, disk, config and policy, booted. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cli_util.h"
+#include "images/image_overlay.h"
+#include "tools/sandbox/baseline.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_create.h"
+#include "tools/sandbox/template.h"
+#include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_policy.h"
+
+static int make_disk(struct sb_create *o, const char *dir)
+{
+	char dst[PATH_MAX + 16], err[PATH_MAX + 128] = "";
+	struct image_base base;
+	int ret;
+
+	snprintf(o->c.disk, sizeof(o->c.disk), "%s", o->image ? "root.qcow2" : "data.img");
+	snprintf(o->c.disk_format, sizeof(o->c.disk_format), "%s",
+		 o->image ? IMAGE_OVERLAY_FORMAT : "raw");
+	snprintf(dst, sizeof(dst), "%s/%s", dir, o->c.disk);
+	if (o->image) {
+		/* The shared base is never written: the overlay takes every write. */
+		ret = image_base_resolve(o->image, &base, err, sizeof(err));
+		if (!ret) {
+			snprintf(o->c.image, sizeof(o->c.image), "%s", base.path);
+			o->c.root_on_disk = true;
+			ret = image_overlay_create(dst, &base, err, sizeof(err));
+		}
+	} else {
+		ret = sb_disk_create(dst, o->c.disk_size, err, sizeof(err));
+	}
+	if (ret)
+		cli_err("create", "%s", err);
+	return ret;
+}
+
+static int copy_in(struct sb_create *o)
+{
+	for (int i = 0; i < o->ncopies; i++) {
+		char *colon = strrchr(o->copies[i], ':');
+
+		*colon = 0;
+		/* Records the baseline (manifest + contents) that mvm diff compares with. */
+		if (baseline_copy_in(o->c.name, o->copies[i], colon + 1))
+			return -EIO;
+	}
+	return 0;
+}
+
+static int create_from_template(struct sb_create *o)
+{
+	struct sb_template_start t = { .name = o->c.name, .tpl = o->template_name, .net = &o->net,
+				       .env = o->c.env, .nenv = o->c.nenv };
+	char err[1024] = "";
+	int ret = sb_template_start(&t, err, sizeof(err));
+
+	if (ret < 0)
+		cli_err("create", "%s", err);
+	else if (ret)
+		cli_err("create", "%s created from %s but did not start: %s", o->c.name,
+			o->template_name, err);
+	return ret || copy_in(o) ? -1 : 0;
+}
+
+int sb_create(struct sb_create *o)
+{
+	char dir[PATH_MAX], err[512] = "";
+	struct timespec t;
+	int ret;
+
+	if (o->template_name)
+		return create_from_template(o);
+	ret = sb_mkdir(o->c.name, dir, sizeof(dir));
+	if (ret) {
+		cli_err("create", ret == -EEXIST ? "a sandbox named %s already exists" :
+			"cannot create the state directory of %s", o->c.name);
+		return -1;
+	}
+	clock_gettime(CLOCK_REALTIME, &t);
+	o->c.created = (double)t.tv_sec;
+	o->c.cid = 3;
+	if (make_disk(o, dir) || sb_config_save(&o->c) ||
+	    (o->net.enabled && sb_policy_create(o->c.name, &o->net, err, sizeof(err)))) {
+		char p[PATH_MAX + 16];
+
+		if (err[0])
+			cli_err("create", "%s", err);
+		for (const char *f = "config.json\0" SB_POLICY_FILE "\0"; *f; f += strlen(f) + 1) {
+			snprintf(p, sizeof(p), "%s/%s", dir, f);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%s/%s", dir, o->c.disk);
+		unlink(p);
+		rmdir(dir);
+		return -1;
+	}
+	sb_event(o->c.name, "created");
+	ret = sb_start(o->c.name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
+	if (ret) {
+		cli_err("create", "%s created but did not start: %s", o->c.name, err);
+		sb_stop(o->c.name, 5);
+		return -1;
+	}
+	return copy_in(o) ? -1 : 0;
+}

@@ -1,0 +1,192 @@
+/*
+ * Self-contained snapshots of a running sandbox and new sandboxes started
+ * from them (`mvm snapshot`, `restore`, `fork`; snapshots/snapshot_dir.h).
+ * Errors are printed under the caller's @verb.
+ */
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/cli_util.h"
+#include "images/qcow2.h"
+#include "snapshots/disk_layers.h"
+#include "snapshots/snapshot_dir.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_restore.h"
+#include "tools/sandbox/snap_client.h"
+
+void sb_rm_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char p[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (e->d_type == DT_DIR)
+			sb_rm_tree(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static int copy_file(const char *src, const char *dst)
+{
+	char buf[65536];
+	int in = open(src, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	int out = in < 0 ? -1 : open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	ssize_t n;
+
+	if (in < 0 || out < 0)
+		ret = -errno;
+	while (!ret && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			ret = -EIO;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return ret;
+}
+
+int sb_snapshot_into(const char *verb, const char *name, const char *dir)
+{
+	char cfg[PATH_MAX], dst[PATH_MAX + 16];
+	cJSON *req = cJSON_CreateObject(), *resp;
+	int ret;
+
+	cJSON_AddStringToObject(req, "op", "snapshot");
+	cJSON_AddStringToObject(req, "dir", dir);
+	resp = sb_snap_call(verb, name, req);
+	if (!resp)
+		return -EIO;
+	cJSON_Delete(resp);
+	snprintf(dst, sizeof(dst), "%s/config.json", dir);
+	ret = sb_path(name, "config.json", cfg, sizeof(cfg));
+	if (!ret)
+		ret = copy_file(cfg, dst);
+	if (ret)
+		cli_err(verb, "copying the configuration: %s", strerror(-ret));
+	return ret;
+}
+
+static int write_restore_file(const char *sdir, const char *snapdir)
+{
+	char path[PATH_MAX + 32];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/" SNAP_RESTORE_FILE, sdir);
+	fp = fopen(path, "we");
+	if (!fp)
+		return -errno;
+	fprintf(fp, "%s\n", snapdir);
+	return fclose(fp) ? -EIO : 0;
+}
+
+/* config.json from the snapshot, under the new name, checked against the state. */
+static int take_config(const char *verb, const char *snapdir, const char *name,
+		       const struct snap_dir_info *in)
+{
+	char src[PATH_MAX + 16], dst[PATH_MAX];
+	struct sb_config c;
+	struct timespec t;
+	int ret;
+
+	snprintf(src, sizeof(src), "%s/config.json", snapdir);
+	ret = sb_path(name, "config.json", dst, sizeof(dst));
+	if (!ret)
+		ret = copy_file(src, dst);
+	if (!ret)
+		ret = sb_config_load(name, &c);
+	if (ret) {
+		cli_err(verb, "snapshot configuration: %s", strerror(-ret));
+		return ret;
+	}
+	if (c.mem != in->ram_size || c.cpus != in->ncpus) {
+		cli_err(verb, "snapshot configuration does not match its state (memory or vCPUs)");
+		sb_config_free(&c);
+		return -EINVAL;
+	}
+	clock_gettime(CLOCK_REALTIME, &t);
+	c.created = (double)t.tv_sec;
+	ret = sb_config_save(&c);
+	sb_config_free(&c);
+	return ret;
+}
+
+int sb_restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir)
+{
+	struct snap_dir_info in;
+	char err[512] = "";
+	int ret = snap_verify_dir(snapdir, &in, err, sizeof(err));
+
+	if (ret) {
+		cli_err(verb, "%s: %s", snapdir, err);
+		return ret;
+	}
+	ret = take_config(verb, snapdir, name, &in);
+	if (ret)
+		return ret;
+	ret = snap_copy_layers(snapdir, &in, sdir, err, sizeof(err));
+	if (ret) {
+		cli_err(verb, "%s", err);
+		return ret;
+	}
+	ret = snap_new_top(sdir, &in);
+	if (!ret)
+		ret = write_restore_file(sdir, snapdir);
+	if (ret) {
+		cli_err(verb, "preparing the disk of %s: %s", name, strerror(-ret));
+		return ret;
+	}
+	sb_event(name, "restored");
+	ret = sb_start(name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
+	if (ret) {
+		/* Kept (stopped) so that `mvm logs` can say why; `mvm rm` removes it. */
+		cli_err(verb, "%s did not start: %s", name, err);
+		sb_stop(name, 5);
+		return 1;
+	}
+	return sb_snap_sync(verb, name) ? 1 : 0;
+}
+
+int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
+{
+	char root[PATH_MAX];
+
+	if (!sb_name_ok(name)) {
+		cli_err(verb, "bad name '%s': letters, digits, '.', '_', '-' (at most 63)", name);
+		return -EINVAL;
+	}
+	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+		return -ENAMETOOLONG;
+	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {	/* mkdir -p */
+		if (p)
+			*p = 0;
+		mkdir(root, 0700);
+		if (!p)
+			break;
+		*p = '/';
+	}
+	if (mkdir(dir, 0700)) {
+		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
+			"cannot create the state directory of %s", name);
+		return -EEXIST;
+	}
+	return 0;
+}

@@ -1,0 +1,24 @@
+/* Snapshots of a running sandbox, and sandboxes restored from them. */
+#ifndef MVM_SANDBOX_RESTORE_H
+#define MVM_SANDBOX_RESTORE_H
+
+#include <stddef.h>
+
+/* Remove the files of a directory we created, then the directory. */
+void sb_rm_tree(const char *dir);
+
+/* Ask NAME's VMM to write the snapshot into @dir (existing, empty,
+ * absolute), with NAME's config.json beside it. 0 or -errno (printed). */
+int sb_snapshot_into(const char *verb, const char *name, const char *dir);
+
+/* NAME's new state directory into @dir (mkdir; the root too). 0, or -errno
+ * after a message (bad name, NAME exists). */
+int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap);
+
+/* Verify the snapshot in @snapdir, make NAME from it in @sdir (existing),
+ * start it and sync its clock. 0; <0: failed before anything ran (the
+ * caller removes @sdir); 1: the VMM did not start (the sandbox stays,
+ * stopped, for `mvm logs`). */
+int sb_restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir);
+
+#endif

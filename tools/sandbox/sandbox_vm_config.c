@@ -1,0 +1,90 @@
+/* The VM configuration of a sandbox, from its config.json (`mvm vmm`, `mvm run`). */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cli_util.h"
+#include "images/image_overlay.h"
+#include "snapshots/checkpoint.h"
+#include "snapshots/disk_layers.h"
+#include "snapshots/snapshot_dir.h"
+#include "tools/sandbox/sandbox_policy.h"
+#include "tools/sandbox/sandbox_vm_config.h"
+
+static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
+static char *const agent_root_argv[] = { "mvm-agent", NULL };
+
+int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,
+		 char *err, size_t errlen)
+{
+	char *kernel = b->kernel, *initrd = b->initrd, *base_dir = b->base_dir;
+	const char *dir = cli_guest_dir();
+
+	memset(vc, 0, sizeof(*vc));
+	if (c->kernel[0])
+		snprintf(kernel, PATH_MAX, "%s", c->kernel);
+	else if (dir)
+		snprintf(kernel, PATH_MAX, "%s/vmlinux", dir);
+	else {
+		snprintf(err, errlen, "no guest kernel (run 'make guest' or pass --kernel to create)");
+		return -ENOENT;
+	}
+	if (!dir) {
+		snprintf(err, errlen, "no guest initramfs (run 'make guest')");
+		return -ENOENT;
+	}
+	snprintf(initrd, PATH_MAX, "%s/initramfs.cpio", dir);
+	vc->kernel_path = kernel;
+	vc->initrd_path = initrd;
+	if (c->disk[0]) {
+		vc->disks[0].path = c->disk;
+		vc->disks[0].format = c->disk_format;
+		vc->nr_disks = 1;
+	}
+	if (c->disk[0] && !strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT)) {
+		/* The overlay's backing file must be the base it was made on, raw. */
+		snprintf(base_dir, PATH_MAX, "%s", c->image);
+		*strrchr(base_dir, '/') = 0;
+		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
+		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
+	}
+	/* After a checkpoint the disk is a chain of layers in the state
+	 * directory (snapshots/disk_layers.h), ending in the base above. */
+	if (c->disk[0] &&
+	    !disk_layers_boot_top(b->top_file, sizeof(b->top_file), b->top_fmt, sizeof(b->top_fmt))) {
+		vc->disks[0].backing_root2 = vc->disks[0].backing_root;
+		vc->disks[0].path = b->top_file;
+		vc->disks[0].format = b->top_fmt;
+		vc->disks[0].backing_root = ".";
+		vc->disks[0].backing_format = NULL;
+	}
+	vc->root_on_disk = c->root_on_disk;
+	vc->cpus = c->cpus;
+	vc->mem_size = c->mem;
+	/* The sandbox's environment is applied per exec, never to the agent. */
+	vc->argv = c->root_on_disk || !c->disk[0] ? agent_root_argv : agent_data_argv;
+	vc->env = NULL;
+	vc->console_fd = vc->stdout_fd = vc->stderr_fd = -1;	/* the caller's vc->log */
+	vc->want_rng = true;
+	vc->vsock_path = "vsock.sock";
+	vc->vsock_cid = c->cid;
+	/* Deny by default: policy.json holds create's rules and every later
+	 * `mvm net` change; without it, nothing leaves. */
+	vc->net.enabled = !c->net_off;
+	vc->net.events_path = "events.jsonl";
+	vc->net.runtime_rules = true;
+	if (access(SB_POLICY_FILE, F_OK) == 0)
+		vc->net.policy_path = SB_POLICY_FILE;
+	vc->net.dns_server = c->dns_server[0] ? c->dns_server : NULL;
+	for (int i = 0; i < c->npublish && i < VM_MAX_PUBLISH; i++)
+		vc->net.publish[vc->net.nr_publish++] = c->publish[i];
+	/* `mvm restore`/`fork`: RAM from the snapshot, state loaded by run_vmm. */
+	if (!snap_restore_pending(b->restore_dir, sizeof(b->restore_dir))) {
+		snprintf(b->restore_mem, sizeof(b->restore_mem), "%s/" SNAP_DIR_MEMORY, b->restore_dir);
+		vc->restore_mem = b->restore_mem;
+	}
+	return 0;
+}
+
