@@ -15,7 +15,6 @@
 #include "guest/agent/proto.h"
 #include "snapshots/template.h"
 #include "tools/sandbox/agent_sync.h"
-#include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_restore.h"
