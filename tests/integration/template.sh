@@ -55,6 +55,14 @@ gx b 'head -c 32 /dev/urandom | od -An -tx1 | tr -d " \n"'; u2=$(cat "$T/out")
 h0=$(date +%s); gx a 'date +%s'; g=$(cat "$T/out"); h1=$(date +%s)
 [ "$g" -ge $((h0 - 1)) ] && [ "$g" -le $((h1 + 1)) ] || fail "a's clock $g, host $h0..$h1"
 
+# mvm run from the template: the file is there, the hostname is the run's own.
+run_mvm run --template tpl -- sh -c 'cat /data/f; hostname'
+[ "$rc" = 0 ] || fail "run --template: $(cat "$T/err")"
+expect_match "run --template sees the template" "^prepared
+run-[0-9]+$" "$(cat "$T/out")"
+run_mvm run --template tpl --cpus 2 -- true
+[ "$rc" = 2 ] || fail "run --template --cpus gave $rc"
+
 run_mvm template ls --json
 expect_match "ls lists the template and its users" '"name":"tpl".*"sandboxes":\["a","b"\]' "$(tr -d ' \n\t' < "$T/out")"
 run_mvm template rm tpl

@@ -33,6 +33,8 @@ static const char run_usage[] =
 	"                      format is stated, never guessed from the file\n"
 	"  --disk-size SIZE    an empty ext4 disk of SIZE mounted at /data (the last vdX)\n"
 	"  --copy HOST:GUEST   copy a host file or tree in before CMD runs; repeatable\n"
+	"  --template TPL      start from template TPL instead of booting (see 'mvm\n"
+	"                      template'); options that change the machine are refused\n"
 	"  --cpus N            vCPUs (default 1)\n"
 	"  --memory SIZE       guest RAM, e.g. 512M, 2G (default 256M)\n"
 	"  -e, --env K=V       environment variable for CMD; repeatable\n"
@@ -49,7 +51,7 @@ static const char run_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
        OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
-       OPT_IMAGE, OPT_DISK_SIZE, OPT_COPY };
+       OPT_IMAGE, OPT_DISK_SIZE, OPT_COPY, OPT_TEMPLATE };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -59,6 +61,7 @@ static const struct option run_longopts[] = {
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "disk-size", required_argument, NULL, OPT_DISK_SIZE },
 	{ "copy", required_argument, NULL, OPT_COPY },
+	{ "template", required_argument, NULL, OPT_TEMPLATE },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "env", required_argument, NULL, 'e' },
@@ -85,6 +88,7 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 	case OPT_ROOTFS: return run_add_disk(&o->cfg, arg, true);
 	case OPT_DISK: return run_add_disk(&o->cfg, arg, false);
 	case OPT_IMAGE: o->image = arg; return 0;
+	case OPT_TEMPLATE: o->template_name = arg; return 0;
 	case OPT_DISK_SIZE:
 		if (cli_parse_size(arg, &o->disk_size) || o->disk_size < (16ull << 20)) {
 			cli_err("run", "--disk-size: '%s' is not a size of at least 16M", arg);
@@ -150,9 +154,21 @@ static int find_defaults(struct run_opts *o)
 	return 0;
 }
 
+/* The long name of an option that fixes the machine, which a template is already. */
+static const char *machine_option(int c)
+{
+	if (c == OPT_TEMPLATE || c == OPT_COPY || c == OPT_CONSOLE || c == OPT_TIMING || c < OPT_KERNEL)
+		return NULL;
+	for (const struct option *l = run_longopts; l->name; l++)
+		if (l->val == c && c >= OPT_KERNEL && c <= OPT_DISK_SIZE)
+			return l->name;
+	return NULL;
+}
+
 int run_parse_args(struct run_opts *o, int argc, char **argv)
 {
 	int c, rootfs = 0, initrd = 0;
+	const char *machine = NULL;
 
 	memset(o, 0, sizeof(*o));
 	o->cfg.cpus = 1;
@@ -174,8 +190,15 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 		}
 		rootfs += c == OPT_ROOTFS || c == OPT_IMAGE;
 		initrd += c == OPT_INITRD;
+		if (!machine)
+			machine = machine_option(c);
 		if (parse_value(o, c, optarg))
 			return -1;
+	}
+	if (o->template_name && machine) {
+		cli_err("run", "--template %s fixes the machine (kernel, disks, vCPUs, memory): "
+			"--%s does not apply", o->template_name, machine);
+		return -1;
 	}
 	if (rootfs > 1 || (rootfs && initrd)) {
 		cli_err("run", "use one of --initrd, --rootfs and --image, once");
@@ -211,7 +234,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	/* --exit-at-init (the boot benchmark's boot timer) stops before any
 	 * agent could answer: only that aid and --save-initrd keep the direct path. */
-	if (!o->cfg.exit_at_init && !o->save_initrd) {
+	if (o->template_name || (!o->cfg.exit_at_init && !o->save_initrd)) {
 		ret = run_in_sandbox(o);
 		goto out;
 	}

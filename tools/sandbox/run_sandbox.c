@@ -24,7 +24,9 @@
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_vm_config.h"
 #include "tools/sandbox/sandbox_vmm.h"
+#include "tools/sandbox/template.h"
 
 /* What the VMM child tells us when it ends (through a pipe, < PIPE_BUF). */
 struct run_report {
@@ -99,6 +101,35 @@ static bool interrupted(void)
 	       (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) || sigismember(&p, SIGHUP));
 }
 
+/* The child, from a template: the VM built from config.json like `mvm vmm`'s. */
+static void serve_template(struct run_opts *o, struct run_sb *s, struct rotlog *log,
+			   struct run_report *rep)
+{
+	struct sb_vm_bufs *bufs = calloc(1, sizeof(*bufs));
+	struct vm_config vc;
+	struct vm_disk base;
+	struct sb_config c;
+	int ret = bufs ? sb_config_load(s->name, &c) : -ENOMEM;
+
+	if (!ret) {
+		ret = sb_vm_config(&c, bufs, &vc, rep->res.message, sizeof(rep->res.message));
+		if (!ret) {
+			vc.log = log;
+			vc.console_fd = o->cfg.console_fd;	/* --console */
+			base = (struct vm_disk){ .path = c.disk, .format = c.disk_format };
+			sb_vmm_serve(s->name, &vc, &base, &rep->res, &rep->guest_kib);
+		}
+		sb_config_free(&c);
+	}
+	if (ret) {
+		rep->res.outcome = VM_ERROR;
+		if (!rep->res.message[0])
+			snprintf(rep->res.message, sizeof(rep->res.message), "%s", strerror(-ret));
+	}
+	rep->peak_rss_kib = run_peak_rss_kib();
+	free(bufs);
+}
+
 /* The child: the sandbox's VMM, with the agent as the guest's command. */
 static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t parent,
 		      const sigset_t *mask)
@@ -126,6 +157,10 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 			 strerror(-ret));
 		goto report;
 	}
+	if (o->template_name) {
+		serve_template(o, s, &log, &rep);
+		goto report;
+	}
 	o->cfg.argv = s->agent_argv;
 	o->cfg.env = NULL;		/* the command's environment goes with the exec */
 	o->cfg.workdir = NULL;
@@ -141,6 +176,20 @@ report:
 	unlink("pid");
 	(void)!write(report_fd, &rep, sizeof(rep));
 	_exit(0);
+}
+
+/* The state directory of a sandbox from a template (tools/sandbox/template.h). */
+static int make_state_from_template(struct run_opts *o, struct run_sb *s)
+{
+	struct sb_template_start t = { .name = s->name, .tpl = o->template_name, .net = &o->cfg.net };
+	char err[1024] = "";
+
+	if (sb_template_prepare(&t, s->dir, err, sizeof(err))) {
+		cli_err("run", "%s", err);
+		return -1;
+	}
+	sb_event(s->name, "created");
+	return 0;
 }
 
 /* The state directory as `mvm create` would leave it, for ls/exec/net/logs. */
@@ -162,6 +211,8 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 		return -1;
 	}
 	make_paths_absolute(&o->cfg);
+	if (o->template_name)
+		return make_state_from_template(o, s);
 	snprintf(c.name, sizeof(c.name), "%s", s->name);
 	snprintf(c.kernel, sizeof(c.kernel), "%s", o->cfg.kernel_path);
 	snprintf(c.disk_format, sizeof(c.disk_format), "raw");
@@ -336,6 +387,8 @@ int run_in_sandbox(struct run_opts *o)
 	} else if (booted == -EINTR) {
 		snprintf(err, sizeof(err), "interrupted while the sandbox booted");
 	} else if (!s->reaped) {
+		if (o->template_name)
+			sb_template_identity(s->name, err, sizeof(err));
 		for (int i = 0; i < o->ncopies && !err[0]; i++) {
 			char *colon = strrchr(o->copies[i], ':');
 

@@ -16,6 +16,7 @@ struct run_opts {
 	struct vm_config cfg;
 	bool timing;
 	const char *save_initrd;
+	const char *template_name;	/* --template TPL: no boot, the template's machine */
 	const char *image;		/* --image NAME|PATH: root disk via a per-run overlay */
 	struct image_base base;
 	char overlay_dir[PATH_MAX], overlay_arg[PATH_MAX];

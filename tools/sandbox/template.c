@@ -291,11 +291,12 @@ static int prepare(const struct sb_template_start *o, const char *tdir,
 	return 0;
 }
 
-int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
+int sb_template_prepare(const struct sb_template_start *o, const char *sdir, char *err,
+			size_t errlen)
 {
-	char tdir[PATH_MAX], sdir[PATH_MAX], host[AP_SYNC_HOST_MAX + 1];
 	struct snap_dir_info *in = calloc(1, sizeof(*in));
 	struct tpl_meta *m = calloc(1, sizeof(*m));
+	char tdir[PATH_MAX];
 	int ret = !in || !m ? -ENOMEM : 0;
 
 	if (!ret && tpl_dir(o->tpl, tdir, sizeof(tdir))) {
@@ -305,31 +306,57 @@ int sb_template_start(const struct sb_template_start *o, char *err, size_t errle
 		snprintf(err, errlen, "no template named %s (mvm template ls)", o->tpl);
 		ret = -ENOENT;
 	}
-	/* The cheap check first: nothing exists under the new name if it fails. */
+	/* The cheap check: a stat per file, the state parsed; nothing read in bulk. */
 	if (!ret)
 		ret = tpl_check(tdir, in, m, err, errlen);
-	if (!ret && (ret = sb_mkdir(o->name, sdir, sizeof(sdir))))
-		snprintf(err, errlen, ret == -EEXIST ? "a sandbox named %s already exists" :
-			 "cannot create the state directory of %s", o->name);
-	if (ret)
-		goto out;
-	ret = prepare(o, tdir, in, sdir, err, errlen);
-	if (ret) {
-		sb_remove_state(o->name);
-		goto out;
-	}
-	sb_event(o->name, "created");
-	ret = sb_start(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
-	hostname_of(o->name, host, sizeof(host));
-	if (!ret && (ret = agent_sync_as(o->name, host, TPL_SYNC_TIMEOUT_MS)))
-		snprintf(err, errlen, "the guest agent did not take its new identity: %s",
-			 strerror(-ret));
-	if (ret) {
-		sb_stop(o->name, 5);
-		ret = 1;
-	}
-out:
+	if (!ret)
+		ret = prepare(o, tdir, in, sdir, err, errlen);
 	free(in);
 	free(m);
 	return ret;
+}
+
+int sb_template_identity(const char *name, char *err, size_t errlen)
+{
+	char host[AP_SYNC_HOST_MAX + 1];
+	int ret;
+
+	hostname_of(name, host, sizeof(host));
+	ret = agent_sync_as(name, host, TPL_SYNC_TIMEOUT_MS);
+	if (ret)
+		snprintf(err, errlen, "the guest agent did not take its new identity: %s",
+			 strerror(-ret));
+	return ret;
+}
+
+int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
+{
+	char sdir[PATH_MAX];
+	int ret;
+
+	if (!tpl_exists(o->tpl)) {
+		snprintf(err, errlen, "no template named %s (mvm template ls)", o->tpl);
+		return -ENOENT;
+	}
+	ret = sb_mkdir(o->name, sdir, sizeof(sdir));
+	if (ret == -EEXIST)
+		snprintf(err, errlen, "a sandbox named %s already exists", o->name);
+	else if (ret)
+		snprintf(err, errlen, "cannot create the state directory of %s", o->name);
+	if (ret)
+		return ret;
+	ret = sb_template_prepare(o, sdir, err, errlen);
+	if (ret) {
+		sb_remove_state(o->name);	/* nothing is left behind */
+		return ret;
+	}
+	sb_event(o->name, "created");
+	ret = sb_start(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
+	if (!ret)
+		ret = sb_template_identity(o->name, err, errlen);
+	if (ret) {
+		sb_stop(o->name, 5);
+		return 1;
+	}
+	return 0;
 }

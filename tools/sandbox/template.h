@@ -44,4 +44,12 @@ struct sb_template_start {
  */
 int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen);
 
+/* The parts of it, for `mvm run --template` whose VMM is its own child:
+ * check the template and fill the existing, empty state dir @sdir (the
+ * caller removes it on failure); then, once the agent answers, the new
+ * identity. 0 or -errno with @err. */
+int sb_template_prepare(const struct sb_template_start *o, const char *sdir, char *err,
+			size_t errlen);
+int sb_template_identity(const char *name, char *err, size_t errlen);
+
 #endif
