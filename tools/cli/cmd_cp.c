@@ -16,6 +16,7 @@
 #include "guest/agent/tree.h"
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
+#include "tools/cli/cmd_promote.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
@@ -27,11 +28,16 @@ static const char cp_usage[] =
 	"into an existing directory DST the copy keeps SRC's name. Modes are kept\n"
 	"(set-id bits are dropped on the host).\n"
 	"\n"
-	"Out of a sandbox, symlinks that point outside the copied tree, device\n"
-	"nodes, FIFOs and sockets are skipped with a message; nothing is written\n"
-	"outside DST.\n"
+	"Out of a sandbox the copy is new: it lands in a staging directory beside\n"
+	"its place and is renamed there when complete; an existing file or\n"
+	"directory of that name is an error (--merge copies into an existing\n"
+	"directory). Left out and listed: .git, symlinks into .git or outside the\n"
+	"copied tree, device nodes, FIFOs, sockets, names with control characters.\n"
+	"Nothing is written outside DST and no host symlink is followed.\n"
 	"\n"
 	"  --max-size SIZE   refuse copies out of a sandbox above SIZE (default 16G)\n"
+	"  --merge           copy out into an existing directory (files in it are\n"
+	"                    overwritten; its .git and symlinks never are)\n"
 	"  -h, --help        this text\n";
 
 /* NAME:PATH with a valid sandbox name before the colon. */
@@ -52,14 +58,16 @@ int cmd_cp(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "max-size", required_argument, NULL, 'm' },
+		{ "merge", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	uint64_t max = CP_DEFAULT_MAX;
+	struct refusals skipped = { 0 };
+	struct cp_out out = { .max = CP_DEFAULT_MAX, .skipped = &skipped };
 	char sname[SB_NAME_MAX + 1], dname[SB_NAME_MAX + 1];
 	const char *spath, *dpath;
 	bool sr, dr;
-	int c;
+	int c, ret;
 
 	optind = 1;
 	opterr = 0;
@@ -68,7 +76,11 @@ int cmd_cp(int argc, char **argv)
 			fputs(cp_usage, stdout);
 			return 0;
 		}
-		if (c != 'm' || cli_parse_size(optarg, &max)) {
+		if (c == 'M') {
+			out.merge = true;
+			continue;
+		}
+		if (c != 'm' || cli_parse_size(optarg, &out.max)) {
 			cli_err("cp", "bad option '%s' (see mvm cp --help)", argv[optind - 1]);
 			return MVM_EXIT_USAGE;
 		}
@@ -91,7 +103,11 @@ int cmd_cp(int argc, char **argv)
 		cli_err("cp", "sandbox %s is not running", sr ? sname : dname);
 		return MVM_EXIT_ERROR;
 	}
-	if (sr)
-		return cp_get(sname, spath, argv[optind + 1], max) ? MVM_EXIT_ERROR : 0;
+	if (sr) {
+		ret = cp_get(sname, spath, argv[optind + 1], &out);
+		promote_print_list("cp", "skipped", &skipped);
+		refusals_free(&skipped);
+		return ret ? MVM_EXIT_ERROR : 0;
+	}
 	return cp_put(dname, argv[optind], dpath) ? MVM_EXIT_ERROR : 0;
 }

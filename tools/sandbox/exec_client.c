@@ -282,6 +282,8 @@ int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 			.stdin_open = io->in_fd >= 0 };
 	struct termios saved, raw;
 	bool restore = false;
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, saved_act[3];
 	sigset_t set, old;
 
 	c.ret = send_request(conn, e, err, errlen);
@@ -293,6 +295,13 @@ int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &set, &old);
+	/*
+	 * An ignored signal never reaches the signalfd: a shell starts
+	 * background jobs with SIGINT ignored, yet `kill -INT` must still
+	 * interrupt the exec. Blocked first, so nothing is delivered meanwhile.
+	 */
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &dfl, &saved_act[i]);
 	signal(SIGPIPE, SIG_IGN);
 	c.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	c.rx = malloc(RX_CAP);
@@ -317,6 +326,8 @@ out:
 		on_signal_drain(c.sfd);
 		close(c.sfd);
 	}
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &saved_act[i], NULL);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(c.rx);
 	free(c.tx);
