@@ -9,6 +9,7 @@
 #ifndef MVM_FETCH_H
 #define MVM_FETCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
