@@ -30,7 +30,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+.PHONY: all deps guest test unit integration asan fuzz fuzz-quick bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-start demo clean format
 all: $(BUILD)/mvm guest
 
@@ -94,24 +94,52 @@ test-images: image-minimal
 integration: $(BUILD)/mvm guest test-images
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
-test: unit integration
+# Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.
+test: unit asan fuzz-quick integration
 
 asan: | $(DEPS_OK)
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
 
-FUZZ_TIME ?= 20
-fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
-	@mkdir -p $(BUILD)/fuzz
-	@set -e; for f in $(FUZZ_SRCS); do \
-		n=$$(basename $$f .c); \
+# Fuzzing (clang + libFuzzer): libmvm is instrumented once, every target
+# links against it, and each starts from its seed corpus kept in the repo
+# (tests/fuzz/corpus/NAME); what the fuzzer finds goes to build/fuzz/corpus-NAME.
+FUZZ_BUILD  := $(BUILD)/fuzz
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -I. -D_GNU_SOURCE -fno-omit-frame-pointer -MMD -MP
+FUZZ_SAN    := address,undefined
+FUZZ_OBJS   := $(LIB_SRCS:%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BINS   := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_TIME  ?= 20
+# `make test` runs every target this long (seconds): a smoke test that the
+# seeds and a few thousand mutations of them pass, within CI's budget.
+FUZZ_QUICK ?= 4
+
+$(FUZZ_BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  FUZZCC  $<"
+	@clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -fsanitize=fuzzer-no-link,$(FUZZ_SAN) -c $< -o $@
+$(FUZZ_BUILD)/libmvm.a: $(FUZZ_OBJS)
+	@rm -f $@
+	@ar rcs $@ $^
+$(FUZZ_BINS): $(FUZZ_BUILD)/%: tests/fuzz/%.c $(FUZZ_BUILD)/libmvm.a
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -fsanitize=fuzzer,$(FUZZ_SAN) -o $@ $< \
+		$(FUZZ_BUILD)/libmvm.a $(PKG_LIBS) -lpthread
+
+fuzz: $(FUZZ_BINS)
+	@set -e; for b in $(FUZZ_BINS); do \
+		n=$$(basename $$b); \
 		echo "fuzz: $$n ($(FUZZ_TIME)s)"; \
-		clang -std=gnu11 -g -O1 -I. -D_GNU_SOURCE $(PKG_CFLAGS) -fsanitize=fuzzer,address,undefined \
-			-o $(BUILD)/fuzz/$$n $$f $(LIB_SRCS) $(PKG_LIBS) -lpthread; \
-		mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-		$(BUILD)/fuzz/$$n -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/$$n- $(BUILD)/fuzz/corpus-$$n 2>&1 | tail -3; \
+		mkdir -p $(FUZZ_BUILD)/corpus-$$n; \
+		if ! $$b -max_total_time=$(FUZZ_TIME) -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/$$n- \
+			$(FUZZ_BUILD)/corpus-$$n tests/fuzz/corpus/$$n > $(FUZZ_BUILD)/$$n.log 2>&1; then \
+			tail -40 $(FUZZ_BUILD)/$$n.log; echo "fuzz: $$n FAILED (log: $(FUZZ_BUILD)/$$n.log)"; exit 1; \
+		fi; \
+		grep -E "stat::number_of_executed_units|Done" $(FUZZ_BUILD)/$$n.log | tr '\n' ' '; echo; \
 	done
+
+fuzz-quick:
+	@$(MAKE) --no-print-directory fuzz FUZZ_TIME=$(FUZZ_QUICK)
 
 bench: bench-boot bench-image bench-exec bench-net bench-snapshot bench-start
 
@@ -146,4 +174,4 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/fuzz/obj -name '*.d' 2>/dev/null)

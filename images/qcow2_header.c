@@ -202,12 +202,12 @@ static int parse_extensions(const uint8_t *buf, size_t end, const char *path,
 static int parse_backing_name(const uint8_t *buf, size_t len, const char *path,
 			      struct qcow2_hdr *h)
 {
-	uint64_t end = h->backing_off + h->backing_size;
-
 	if (!h->backing_off && !h->backing_size)
 		return 0;
+	/* backing_off is a guest-controlled u64: off + size could wrap, so compare with len - off. */
 	if (h->backing_size == 0 || h->backing_size > QCOW2_MAX_BACKING_NAME ||
-	    h->backing_off < h->hdr_len || end > len)
+	    h->backing_off < h->hdr_len || h->backing_off > len ||
+	    h->backing_size > len - h->backing_off)
 		BAD(path, "backing file name (offset %" PRIu64 ", length %" PRIu32
 		    ") out of bounds", h->backing_off, h->backing_size);
 	memcpy(h->backing, buf + h->backing_off, h->backing_size);
@@ -234,8 +234,9 @@ int qcow2_hdr_parse(const uint8_t *buf, size_t len, uint64_t file_size,
 		err = check_tables(h, file_size, path);
 	if (!err)
 		err = parse_backing_name(buf, len, path, h);
+	/* The extensions end where the backing name starts (checked <= len above). */
 	if (!err)
-		err = parse_extensions(buf, h->backing_off ? h->backing_off : len,
-				       path, h);
+		err = parse_extensions(buf, h->backing_off && h->backing_off < len ?
+				       (size_t)h->backing_off : len, path, h);
 	return err;
 }

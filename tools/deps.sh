@@ -3,7 +3,7 @@
 # need. Idempotent; prints what it installs; needs root only when something
 # is missing.
 set -eu
-PKGS="gcc make clang pkg-config libslirp-dev libcjson-dev libseccomp-dev
+PKGS="gcc make clang libclang-rt-14-dev pkg-config libslirp-dev libcjson-dev libseccomp-dev
 libcriterion-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-static
 bc flex bison libelf-dev libssl-dev dwarves e2fsprogs cpio xz-utils
 python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap"

@@ -18,7 +18,12 @@ struct tree_opts {
 	uint64_t max_entries;		/* receiver: entries accepted; 0: no limit */
 	bool links_outside;		/* receiver: keep symlinks that leave the tree */
 	bool keep_special_bits;		/* receiver: keep setuid/setgid/sticky */
-	uint64_t max_file;		/* sender: skip files larger than this; 0: no limit */
+	/*
+	 * Sender: skip files larger than this. Receiver: a file entry larger
+	 * than this fails the transfer (an honest sender never sends one). 0: no limit.
+	 */
+	uint64_t max_file;
+	size_t max_path;		/* receiver: longest entry path in bytes; 0: AP_PATH_MAX - 1 */
 	bool report_skips;		/* sender: skipped entries as AP_SKIPPED entries, not WARN */
 	bool skip_hardlinks;		/* sender: skip regular files with more than one link */
 	bool skip_git;			/* sender: skip entries named .git (any case) */

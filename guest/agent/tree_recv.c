@@ -2,7 +2,10 @@
  * Receive an ENTRY/DATA.../END stream beneath a destination directory. The
  * stream is hostile: paths are re-validated, every directory on the way is
  * opened with O_NOFOLLOW, existing non-regular files are never written
- * through, and the byte budget is enforced before any write.
+ * through, and the byte, per-file, path-length and entry budgets are
+ * enforced here, whatever the sender claims to have applied. Memory stays
+ * bounded: on the host (no set-id bits kept) directory modes are applied
+ * at once, so nothing is kept per entry.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,12 +101,19 @@ int tree_open_parent(int root_fd, const char *path, const char **leaf)
 
 static int make_dir(struct receiver *r, int pfd, const char *leaf)
 {
+	bool created = !mkdirat(pfd, leaf, 0700);
 	struct stat st;
 
-	if (mkdirat(pfd, leaf, 0700) && errno != EEXIST)
+	if (!created && errno != EEXIST)
 		return bad(r, -errno, "cannot create directory %s", r->e.path);
 	if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode))
 		return bad(r, -EEXIST, "%s exists and is not a directory", r->e.path);
+	if (!r->o->keep_special_bits) {
+		/* The owner keeps rwx, so the mode can be set now: no list that grows per entry. */
+		if (created)
+			fchmodat(pfd, leaf, (r->e.mode & 0777) | 0700, 0);
+		return 0;
+	}
 	if (r->ndirs == r->capdirs) {
 		size_t cap = r->capdirs ? r->capdirs * 2 : 64;
 		struct dirmode *d = realloc(r->dirs, cap * sizeof(*d));
@@ -153,6 +163,9 @@ static int make_file(struct receiver *r, int pfd, const char *leaf)
 	r->got += r->e.size;
 	if (!fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode))
 		return bad(r, -EEXIST, "refusing to overwrite %s: not a regular file", r->e.path);
+	/* On the host, truncating a file with other links would change it elsewhere too. */
+	if (!r->o->keep_special_bits && !fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) && st.st_nlink > 1)
+		return bad(r, -EEXIST, "refusing to overwrite %s: it has other hard links", r->e.path);
 	fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return bad(r, -errno, "cannot create %s", r->e.path);
@@ -219,6 +232,11 @@ static int one_entry(struct receiver *r)
 		return bad(r, -EPROTO, "malformed or unsafe entry after %s", r->e.path);
 	if (r->o->max_entries && ++r->entries > r->o->max_entries)
 		return bad(r, -EFBIG, "too many files and directories (limit reached at %s)", r->e.path);
+	if (strlen(r->e.path) > (r->o->max_path ? r->o->max_path : AP_PATH_MAX - 1))
+		return bad(r, -ENAMETOOLONG, "path too long after %s", "");
+	/* Checked here, not trusted to the sender: even a refused file would be drained. */
+	if (r->e.kind == AP_FILE && r->o->max_file && r->e.size > r->o->max_file)
+		return bad(r, -EFBIG, "%s is larger than the per-file limit", r->e.path);
 	ret = left_out(r);
 	if (ret)
 		return ret < 0 ? ret : 0;

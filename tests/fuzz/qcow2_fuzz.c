@@ -3,6 +3,9 @@
  * read-only and read a few clusters, then writable and write, discard and
  * flush. Backing files may only resolve inside a private empty directory,
  * so the input itself is the only file a chain can name (loop detection).
+ * The header parser also sees the input directly (backing name offset and
+ * size, the extension walk bounded by it): the seed overlay.qcow2 in
+ * tests/fuzz/corpus/qcow2_fuzz has a backing name.
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "images/qcow2.h"
+#include "images/qcow2_int.h"
 #include "common/log.h"
 
 /* tmpfs when available: fdatasync there is free, so the fuzzer stays fast. */
@@ -78,6 +82,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd;
 
 	setup_once();
+	{
+		struct qcow2_hdr *h = malloc(sizeof(*h));
+
+		if (h)
+			qcow2_hdr_parse(data, size, size, "fuzz", h);
+		free(h);
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return 0;

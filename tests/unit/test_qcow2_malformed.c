@@ -177,6 +177,15 @@ Test(qcow2_bad, backing_name_out_of_bounds)
 	expect_open(img, true, NULL, -EINVAL, "backing file name");
 }
 
+/* off + size wraps past 2^64 to a small number: must not pass as "inside the header". */
+Test(qcow2_bad, backing_name_offset_wraps)
+{
+	poke64(QH_BACKING_OFF, UINT64_MAX - 7);
+	poke32(QH_BACKING_SIZE, 16);
+	/* Before the fix: read 8 bytes before the header buffer, refused only for a NUL in them. */
+	expect_open(img, true, NULL, -EINVAL, "out of bounds");
+}
+
 Test(qcow2_bad, encryption)
 {
 	poke32(QH_CRYPT, 1);

@@ -9,6 +9,7 @@
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/cmd_snapshot.h"
 #include "tools/cli/verb_args.h"
+#include "tools/sandbox/cp.h"
 
 #define ARGV_MAX 16
 
@@ -99,7 +100,7 @@ Test(verb_args, flags_before_or_after_name)
 Test(verb_args, checkpoint_tag_net_and_cp)
 {
 	struct verb_args a;
-	uint64_t max;
+	struct cp_out out;
 
 	cr_assert_eq(PARSE(checkpoint_parse, &a, "checkpoint", "box", "good-tag.1"), 0);
 	cr_assert_eq(a.npos, 2);
@@ -112,13 +113,17 @@ Test(verb_args, checkpoint_tag_net_and_cp)
 	cr_assert_eq(PARSE(net_parse, &a, "net", "frobnicate", "box", "x"), -1);
 	cr_assert_eq(PARSE(net_parse, &a, "net", "--help"), 1);
 	argv_of("cp", "box:/x", "out", "--max-size", "1G", NULL);
-	cr_assert_eq(cp_parse(nargs, args, &a, &max), 0, "an option after the paths");
-	cr_assert_eq(max, 1ull << 30);
+	cr_assert_eq(cp_parse(nargs, args, &a, &out), 0, "an option after the paths");
+	cr_assert_eq(out.max, 1ull << 30);
+	cr_assert_not(out.merge);
 	cr_assert_str_eq(a.pos[1], "out");
 	argv_of("cp", "--max-size", "lots", "box:/x", "out", NULL);
-	cr_assert_eq(cp_parse(nargs, args, &a, &max), -1);
+	cr_assert_eq(cp_parse(nargs, args, &a, &out), -1);
 	argv_of("cp", "box:/x", "out", "--max-size", NULL);
-	cr_assert_eq(cp_parse(nargs, args, &a, &max), -1, "a missing value");
+	cr_assert_eq(cp_parse(nargs, args, &a, &out), -1, "a missing value");
+	argv_of("cp", "--merge", "box:/x", "out", NULL);
+	cr_assert_eq(cp_parse(nargs, args, &a, &out), 0);
+	cr_assert(out.merge);
 }
 
 static struct exec_args ex;

@@ -15,6 +15,7 @@
 #include "guest/agent/tree.h"
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
+#include "tools/cli/cmd_promote.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
 #include "tools/sandbox/cp.h"
@@ -27,11 +28,16 @@ static const char cp_usage[] =
 	"into an existing directory DST the copy keeps SRC's name. Modes are kept\n"
 	"(set-id bits are dropped on the host).\n"
 	"\n"
-	"Out of a sandbox, symlinks that point outside the copied tree, device\n"
-	"nodes, FIFOs and sockets are skipped with a message; nothing is written\n"
-	"outside DST.\n"
+	"Out of a sandbox the copy is new: it lands in a staging directory beside\n"
+	"its place and is renamed there when complete; an existing file or\n"
+	"directory of that name is an error (--merge copies into an existing\n"
+	"directory). Left out and listed: .git, symlinks into .git or outside the\n"
+	"copied tree, device nodes, FIFOs, sockets, names with control characters.\n"
+	"Nothing is written outside DST and no host symlink is followed.\n"
 	"\n"
 	"  --max-size SIZE   refuse copies out of a sandbox above SIZE (default 16G)\n"
+	"  --merge           copy out into an existing directory (files in it are\n"
+	"                    overwritten; its .git and symlinks never are)\n"
 	"  -h, --help        this text\n";
 
 /* NAME:PATH with a valid sandbox name before the colon. */
@@ -50,31 +56,40 @@ static bool split_remote(const char *arg, char *name, size_t cap, const char **p
 
 static int cp_opt(void *ctx, int c, char *arg)
 {
-	if (cli_parse_size(arg, ctx)) {
+	struct cp_out *out = ctx;
+
+	if (c == 'M') {
+		out->merge = true;
+		return 0;
+	}
+	if (cli_parse_size(arg, &out->max)) {
 		cli_err("cp", "--max-size: '%s' is not a size (e.g. 512M, 2G)", arg);
 		return -1;
 	}
 	return 0;
 }
 
-int cp_parse(int argc, char **argv, struct verb_args *a, uint64_t *max)
+int cp_parse(int argc, char **argv, struct verb_args *a, struct cp_out *out)
 {
-	static const struct option opts[] = { { "max-size", required_argument, NULL, 'm' }, { 0 } };
+	static const struct option opts[] = { { "max-size", required_argument, NULL, 'm' },
+					      { "merge", no_argument, NULL, 'M' }, { 0 } };
 	static const struct verb_spec spec = { .verb = "cp", .longopts = opts, .min_pos = 2,
 					       .max_pos = 2, .synopsis = "SRC and DST", .opt = cp_opt };
 
-	*max = CP_DEFAULT_MAX;
-	return verb_parse(&spec, max, argc, argv, a);
+	out->max = CP_DEFAULT_MAX;
+	out->merge = false;
+	return verb_parse(&spec, out, argc, argv, a);
 }
 
 int cmd_cp(int argc, char **argv)
 {
 	char sname[SB_NAME_MAX + 1], dname[SB_NAME_MAX + 1];
 	const char *spath, *dpath;
+	struct refusals skipped = { 0 };
+	struct cp_out out = { .skipped = &skipped };
 	struct verb_args a;
-	uint64_t max;
 	bool sr, dr;
-	int r = cp_parse(argc, argv, &a, &max);
+	int ret, r = cp_parse(argc, argv, &a, &out);
 
 	if (r)
 		return verb_parse_exit(r, cp_usage);
@@ -92,7 +107,12 @@ int cmd_cp(int argc, char **argv)
 		cli_err("cp", "sandbox %s is not running", sr ? sname : dname);
 		return MVM_EXIT_ERROR;
 	}
-	if (sr)
-		return cp_get(sname, spath, a.pos[1], max) ? MVM_EXIT_ERROR : 0;
+	if (sr) {
+		out.skipped = &skipped;
+		ret = cp_get(sname, spath, a.pos[1], &out);
+		promote_print_list("cp", "skipped", &skipped);
+		refusals_free(&skipped);
+		return ret ? MVM_EXIT_ERROR : 0;
+	}
 	return cp_put(dname, a.pos[0], dpath) ? MVM_EXIT_ERROR : 0;
 }

@@ -14,6 +14,7 @@
 #include "tools/sandbox/sandbox.h"
 
 #define EXEC_TIMEOUT_STATUS 124		/* as timeout(1) */
+#define EXEC_DETACH_STATUS 130		/* a second Ctrl-C: as a shell's 128 + SIGINT */
 
 static const char exec_usage[] =
 	"usage: mvm exec [OPTIONS] NAME [OPTIONS] [--] CMD [ARGS...]\n"
@@ -29,10 +30,11 @@ static const char exec_usage[] =
 	"  -h, --help          this text\n"
 	"\n"
 	"The environment is PATH, HOME, TERM, LANG plus what create --env and -e\n"
-	"set: nothing from the host. Ctrl-C and SIGTERM are forwarded to CMD.\n"
+	"set: nothing from the host. Ctrl-C, SIGTERM and SIGHUP are forwarded to\n"
+	"CMD; a second one detaches (mvm exits with 130 and the guest kills CMD).\n"
 	"\n"
 	"Exit status: CMD's; 128+N if it died of signal N; 124 if --timeout killed\n"
-	"it; 125 if mvm failed (no such sandbox, agent unreachable).\n";
+	"it; 130 if detached; 125 if mvm failed (no such sandbox, agent unreachable).\n";
 
 struct exec_opts {
 	struct ap_exec e;
@@ -178,6 +180,10 @@ static int run(const char *name, struct exec_opts *o, const struct exec_args *a)
 	}
 	ret = agent_exec_run(fd, &o->e, &io, &x, err, sizeof(err));
 	close(fd);
+	if (ret == -EINTR) {
+		cli_err("exec", "%s", err);
+		return EXEC_DETACH_STATUS;
+	}
 	if (ret) {
 		cli_err("exec", "%s", err[0] ? err : strerror(-ret));
 		return MVM_EXIT_ERROR;

@@ -64,7 +64,7 @@ static int publish(const char *stage, const char *gpath, const char *dst)
 static int export_tree(const char *name, const char *gpath, const char *dst, struct fetch_opts *o)
 {
 	char stage[PATH_MAX];
-	int ret = promote_staging(dst, stage, sizeof(stage)), dfd;
+	int ret = fetch_staging(dst, stage, sizeof(stage)), dfd;
 
 	if (ret) {
 		cli_err("export", ret == -EEXIST ? "%s already exists: name a new directory" :

@@ -127,7 +127,7 @@ static int write_bundle(struct promote_opts *o, int dfd)
 static int promote(struct promote_opts *o)
 {
 	char stage[PATH_MAX], msg[64];
-	int dfd, ret = promote_staging(o->out, stage, sizeof(stage));
+	int dfd, ret = fetch_staging(o->out, stage, sizeof(stage));
 
 	if (ret) {
 		cli_err("promote", ret == -EEXIST ? "%s already exists: name a new directory" :

@@ -18,7 +18,4 @@ int promote_parse_limits(const char *verb, int c, const char *arg, uint64_t *out
 /* NAME exists and its VMM runs. 0, or -1 after a message. */
 int promote_running(const char *verb, const char *name);
 
-/* A fresh directory beside @dst, which must not exist: "DIR/.NAME.mvm-XXXXXX". 0 or -errno. */
-int promote_staging(const char *dst, char *stage, size_t cap);
-
 #endif

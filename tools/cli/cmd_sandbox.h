@@ -26,7 +26,8 @@ int rm_parse(int argc, char **argv, struct verb_args *a);	/* -f: force */
 int ls_parse(int argc, char **argv, struct verb_args *a);	/* --json */
 int start_parse(int argc, char **argv, struct verb_args *a);
 int stop_parse(int argc, char **argv, struct verb_args *a);
-int cp_parse(int argc, char **argv, struct verb_args *a, uint64_t *max);	/* SRC DST */
+struct cp_out;
+int cp_parse(int argc, char **argv, struct verb_args *a, struct cp_out *out);	/* SRC DST */
 int net_parse(int argc, char **argv, struct verb_args *a);	/* VERB NAME [RULE|DEST] */
 
 #define EXEC_MAX_ENV 256

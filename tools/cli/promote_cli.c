@@ -45,20 +45,3 @@ int promote_running(const char *verb, const char *name)
 	}
 	return 0;
 }
-
-/* A staging directory beside @dst: "DIR/.NAME.mvm-XXXXXX". */
-int promote_staging(const char *dst, char *stage, size_t cap)
-{
-	char a[PATH_MAX], b[PATH_MAX];
-	struct stat st;
-
-	if (strlen(dst) >= sizeof(a))
-		return -ENAMETOOLONG;
-	if (!lstat(dst, &st))
-		return -EEXIST;
-	snprintf(a, sizeof(a), "%s", dst);
-	snprintf(b, sizeof(b), "%s", dst);
-	if (snprintf(stage, cap, "%s/.%s.mvm-XXXXXX", dirname(a), basename(b)) >= (int)cap)
-		return -ENAMETOOLONG;
-	return mkdtemp(stage) ? 0 : -errno;
-}

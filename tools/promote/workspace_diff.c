@@ -12,6 +12,7 @@
 #include "tools/sandbox/baseline.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/manifest.h"
+#include "tools/sandbox/path_sanitize.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/promote/workspace_diff.h"
 
@@ -119,7 +120,10 @@ static int compare(const char *name, struct wsdiff *w, const struct manifest *ba
 	snprintf(root, sizeof(root), "%s/t", tmp);
 	ret = mf_scan(&cur, root, &so);
 	if (ret) {
-		snprintf(w->err, sizeof(w->err), "scanning the fetched copy: %s", so.err);
+		char e[sizeof(so.err) * 4];
+
+		ps_escape(so.err, e, sizeof(e));	/* names a guest file */
+		snprintf(w->err, sizeof(w->err), "scanning the fetched copy: %s", e);
 		goto out;
 	}
 	ret = name_file_root(&cur, base->guest_root);

@@ -1,27 +1,76 @@
 /* Reaching a sandbox's guest agent through the VMM's hybrid vsock socket. */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* Wait until @fd is readable or the CLOCK_MONOTONIC @deadline (ms) passes. 0 or -errno. */
+static int wait_readable(int fd, long deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long left = deadline - now_ms();
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+/* Exactly @n bytes by @deadline: a guest that sends half a frame and stalls cannot hold us. */
+static int read_by(int fd, uint8_t *b, size_t n, long deadline)
+{
+	while (n) {
+		int ret = wait_readable(fd, deadline);
+		ssize_t r;
+
+		if (ret)
+			return ret;
+		r = read(fd, b, n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0)
+			return r ? -errno : -ECONNRESET;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
 /* Read the VMM's "OK <port>\n" byte by byte: nothing after it is ours to take. */
 static int read_ok_line(int fd, int timeout_ms)
 {
+	long deadline = now_ms() + timeout_ms;
 	char line[32];
 	size_t n = 0;
 
 	while (n < sizeof(line) - 1) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, timeout_ms);
+		int r = wait_readable(fd, deadline);
 
-		if (r <= 0)
-			return r ? -errno : -ETIMEDOUT;
+		if (r)
+			return r;
 		if (read(fd, line + n, 1) != 1)
 			return -ECONNREFUSED;	/* the guest refused (agent not up yet) */
 		if (line[n] == '\n')
@@ -50,14 +99,6 @@ static int connect_once(const char *name, int timeout_ms)
 	return fd;
 }
 
-static long now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
-}
-
 int agent_connect(const char *name, int timeout_ms)
 {
 	const struct timespec pause_100ms = { 0, 100 * 1000000L };
@@ -72,18 +113,27 @@ int agent_connect(const char *name, int timeout_ms)
 
 int agent_request(int fd, uint16_t type, const void *payload, uint32_t len, int timeout_ms)
 {
-	uint8_t buf[1025];
+	const struct timeval snd = { .tv_sec = timeout_ms / 1000, .tv_usec = timeout_ms % 1000 * 1000 };
+	long deadline = now_ms() + timeout_ms;
+	uint8_t hb[AP_HDR_SIZE], buf[1024];
 	struct ap_hdr h;
-	struct pollfd p;
-	int ret = ap_write_frame(fd, type, payload, len);
+	int ret;
 
-	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	if (!ret && poll(&p, 1, timeout_ms) != 1)
+	/* A guest that stops reading must not block the write either. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &snd, sizeof(snd));
+	ret = ap_write_frame(fd, type, payload, len);
+	if (ret == -EAGAIN)
 		ret = -ETIMEDOUT;
-	if (!ret) {
-		ret = ap_read_frame(fd, &h, buf, sizeof(buf) - 1);
-		ret = ret == 1 && h.type == AP_OK ? 0 : ret <= 0 ? (ret ? ret : -ECONNRESET) : -EPROTO;
-	}
+	if (!ret)
+		ret = read_by(fd, hb, sizeof(hb), deadline);
+	if (!ret)
+		ret = ap_hdr_decode(hb, sizeof(hb), &h);
+	if (!ret && h.len > sizeof(buf))
+		ret = -EPROTO;
+	if (!ret)
+		ret = read_by(fd, buf, h.len, deadline);
+	if (!ret && h.type != AP_OK)
+		ret = -EPROTO;
 	close(fd);
 	return ret;
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,14 +14,22 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/sandbox/agent_client.h"
+#include "tools/sandbox/path_sanitize.h"
 
 #define RX_CAP  (AP_HDR_SIZE + AP_MAX_PAYLOAD)
 #define TX_HIGH (256u << 10)
-#define TX_CAP  (TX_HIGH + AP_HDR_SIZE + AP_CHUNK + 64)
+/* Control frames (KILL, RESIZE: 12 bytes each) are coalesced; this leaves room for all of them. */
+#define TX_CTRL 64
+#define TX_CAP  (TX_HIGH + AP_HDR_SIZE + AP_CHUNK + TX_CTRL)
+/* After the command's own --timeout, how long the agent has to report its end. */
+#define EXEC_GRACE_MS 30000
 
 struct xc {
 	int conn, sfd;
@@ -28,21 +37,29 @@ struct xc {
 	uint8_t *rx; size_t rx_len;
 	uint8_t *tx; size_t tx_off, tx_len;
 	bool stdin_open, done, out_broken;
+	uint64_t kill_pending;		/* signals to forward (bit n: signal n), coalesced */
+	bool resize_pending;
+	int interrupts;			/* SIGINT/SIGTERM/SIGHUP seen: the second detaches */
+	long deadline;			/* CLOCK_MONOTONIC ms; 0: none */
 	struct ap_exit *x;
 	char *err; size_t errlen;
 	int ret;
 };
 
-static void queue(struct xc *c, uint16_t type, const void *p, size_t n)
+/* Append a frame; -ENOBUFS (nothing written) if it does not fit even after compacting. */
+static int queue(struct xc *c, uint16_t type, const void *p, size_t n)
 {
 	if (c->tx_off + c->tx_len + AP_HDR_SIZE + n > TX_CAP) {
 		memmove(c->tx, c->tx + c->tx_off, c->tx_len);
 		c->tx_off = 0;
 	}
+	if (c->tx_len + AP_HDR_SIZE + n > TX_CAP)
+		return -ENOBUFS;
 	ap_hdr_encode(c->tx + c->tx_off + c->tx_len, type, (uint32_t)n);
 	if (n)
 		memcpy(c->tx + c->tx_off + c->tx_len + AP_HDR_SIZE, p, n);
 	c->tx_len += AP_HDR_SIZE + n;
+	return 0;
 }
 
 static void fail(struct xc *c, int ret, const char *msg)
@@ -53,38 +70,86 @@ static void fail(struct xc *c, int ret, const char *msg)
 	c->done = true;
 }
 
-static void queue_resize(struct xc *c)
+static long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+static int queue_resize(struct xc *c)
 {
 	struct winsize ws;
 	uint8_t b[4];
 	struct ap_wr w = { .buf = b, .cap = sizeof(b) };
 
 	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws))
-		return;
+		return 0;
 	ap_put_u16(&w, ws.ws_row);
 	ap_put_u16(&w, ws.ws_col);
-	queue(c, AP_RESIZE, b, w.len);
+	return queue(c, AP_RESIZE, b, w.len);
 }
 
+/* Move pending control frames into the queue while they fit; the rest waits for room. */
+static void flush_ctrl(struct xc *c)
+{
+	if (c->resize_pending && !queue_resize(c))
+		c->resize_pending = false;
+	for (unsigned sig = 1; sig < 64 && c->kill_pending; sig++) {
+		uint8_t b[4];
+		struct ap_wr w = { .buf = b, .cap = sizeof(b) };
+
+		if (!(c->kill_pending & (1ull << sig)))
+			continue;
+		ap_put_u32(&w, sig);
+		if (queue(c, AP_KILL, b, w.len))
+			return;
+		c->kill_pending &= ~(1ull << sig);
+	}
+}
+
+/*
+ * The first SIGINT/SIGTERM/SIGHUP goes to the command; a second one
+ * detaches (closing the connection makes the agent kill the command).
+ */
 static void on_signal(struct xc *c)
 {
 	struct signalfd_siginfo si;
 
 	while (read(c->sfd, &si, sizeof(si)) == sizeof(si)) {
-		uint8_t b[4];
-		struct ap_wr w = { .buf = b, .cap = sizeof(b) };
-
 		if (si.ssi_signo == SIGWINCH) {
-			queue_resize(c);
+			c->resize_pending = true;
 			continue;
 		}
-		ap_put_u32(&w, si.ssi_signo);
-		queue(c, AP_KILL, b, w.len);
+		if (++c->interrupts >= 2)
+			return fail(c, -EINTR, "interrupted again: detached (the command is killed)");
+		c->kill_pending |= 1ull << (si.ssi_signo & 63);
 	}
+	flush_ctrl(c);
+}
+
+/* Signals taken but not acted on must not kill us once they are unblocked again. */
+static void on_signal_drain(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sfd, &si, sizeof(si)) == sizeof(si))
+		;
+}
+
+/* A guest message for the terminal: cut to @cap, control characters escaped. */
+static void guest_text(const uint8_t *p, size_t n, char *out, size_t cap)
+{
+	char raw[1024];
+
+	snprintf(raw, sizeof(raw), "%.*s", (int)(n < sizeof(raw) ? n : sizeof(raw) - 1), (const char *)p);
+	ps_escape(raw, out, cap);
 }
 
 static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
 {
+	char msg[1024];
 	int fd = h->type == AP_STDOUT ? c->io->out_fd : c->io->err_fd;
 
 	switch (h->type) {
@@ -94,7 +159,8 @@ static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
 			c->out_broken = true;	/* e.g. `| head`: drop the rest, keep running */
 		return;
 	case AP_WARN:
-		fprintf(stderr, "mvm: %.*s\n", (int)h->len, (const char *)p);
+		guest_text(p, h->len, msg, sizeof(msg));
+		fprintf(stderr, "mvm: %s\n", msg);
 		return;
 	case AP_EXIT:
 		if (ap_exit_decode(p, h->len, c->x))
@@ -102,7 +168,7 @@ static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
 		c->done = true;
 		return;
 	case AP_ERROR:
-		snprintf(c->err, c->errlen, "%.*s", (int)h->len, (const char *)p);
+		guest_text(p, h->len, c->err, c->errlen);
 		c->ret = -EREMOTEIO;
 		c->done = true;
 		return;
@@ -139,12 +205,13 @@ static void read_stdin(struct xc *c)
 
 	if (r < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
+	/* Polled only below TX_HIGH: a chunk always fits (TX_CAP keeps room beyond it). */
 	if (r <= 0) {
 		c->stdin_open = false;
-		queue(c, AP_STDIN, NULL, 0);	/* EOF */
-		return;
+		r = 0;		/* an empty STDIN frame is EOF */
 	}
-	queue(c, AP_STDIN, buf, (size_t)r);
+	if (queue(c, AP_STDIN, buf, (size_t)r))
+		fail(c, -ENOBUFS, "internal error: the send queue is full");
 }
 
 static void write_conn(struct xc *c)
@@ -164,13 +231,16 @@ static void write_conn(struct xc *c)
 static void loop(struct xc *c)
 {
 	while (!c->done) {
+		long left = c->deadline ? c->deadline - now_ms() : -1;
 		struct pollfd p[3] = {
 			{ .fd = c->conn, .events = POLLIN | (c->tx_len ? POLLOUT : 0) },
 			{ .fd = c->stdin_open && c->tx_len < TX_HIGH ? c->io->in_fd : -1, .events = POLLIN },
 			{ .fd = c->sfd, .events = POLLIN },
 		};
 
-		if (poll(p, 3, -1) < 0) {
+		if (c->deadline && left <= 0)
+			return fail(c, -ETIMEDOUT, "the guest did not end the command after its timeout");
+		if (poll(p, 3, left > INT_MAX ? INT_MAX : (int)left) < 0) {
 			if (errno == EINTR)
 				continue;
 			return fail(c, -errno, "poll failed");
@@ -179,8 +249,10 @@ static void loop(struct xc *c)
 			on_signal(c);
 		if (p[1].revents)
 			read_stdin(c);
-		if (p[0].revents & POLLOUT)
+		if (p[0].revents & POLLOUT) {
 			write_conn(c);
+			flush_ctrl(c);
+		}
 		if (p[0].revents & (POLLIN | POLLHUP | POLLERR))
 			read_conn(c);
 	}
@@ -188,10 +260,13 @@ static void loop(struct xc *c)
 
 static int send_request(int conn, const struct ap_exec *e, char *err, size_t errlen)
 {
+	const struct timeval stall = { .tv_sec = 30 };	/* an agent that takes no request */
 	uint8_t *buf = malloc(AP_MAX_PAYLOAD);
 	long n = buf ? ap_exec_encode(e, buf, AP_MAX_PAYLOAD) : -ENOMEM;
-	int ret = n < 0 ? (int)n : ap_write_frame(conn, AP_EXEC, buf, (size_t)n);
+	int ret;
 
+	setsockopt(conn, SOL_SOCKET, SO_SNDTIMEO, &stall, sizeof(stall));
+	ret = n < 0 ? (int)n : ap_write_frame(conn, AP_EXEC, buf, (size_t)n);
 	if (n < 0)
 		snprintf(err, errlen, "the command and environment exceed %u bytes", AP_MAX_PAYLOAD);
 	else if (ret)
@@ -207,7 +282,9 @@ int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 			.stdin_open = io->in_fd >= 0 };
 	struct termios saved, raw;
 	bool restore = false;
-	sigset_t set;
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction dfl = { .sa_handler = SIG_DFL }, saved_act[3];
+	sigset_t set, old;
 
 	c.ret = send_request(conn, e, err, errlen);
 	if (c.ret)
@@ -217,7 +294,14 @@ int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGWINCH);
-	sigprocmask(SIG_BLOCK, &set, NULL);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	/*
+	 * An ignored signal never reaches the signalfd: a shell starts
+	 * background jobs with SIGINT ignored, yet `kill -INT` must still
+	 * interrupt the exec. Blocked first, so nothing is delivered meanwhile.
+	 */
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &dfl, &saved_act[i]);
 	signal(SIGPIPE, SIG_IGN);
 	c.sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	c.rx = malloc(RX_CAP);
@@ -232,12 +316,19 @@ int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 		restore = !tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	}
 	fcntl(conn, F_SETFL, O_NONBLOCK);
+	if (e->timeout_ms)
+		c.deadline = now_ms() + (long)e->timeout_ms + EXEC_GRACE_MS;
 	loop(&c);
 	if (restore)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 out:
-	if (c.sfd >= 0)
+	if (c.sfd >= 0) {
+		on_signal_drain(c.sfd);
 		close(c.sfd);
+	}
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &saved_act[i], NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	free(c.rx);
 	free(c.tx);
 	return c.ret;

@@ -2,10 +2,13 @@
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -16,7 +19,9 @@
 
 void refusals_add(struct refusals *l, const char *path, const char *why)
 {
-	if (l->n == REFUSALS_MAX) {
+	size_t plen = strlen(path), wlen = strnlen(why, REFUSAL_WHY_MAX);
+
+	if (l->n == REFUSALS_MAX || plen + wlen + 2 > REFUSALS_MAX_BYTES - l->bytes) {
 		l->dropped++;
 		return;
 	}
@@ -32,13 +37,14 @@ void refusals_add(struct refusals *l, const char *path, const char *why)
 		l->cap = cap;
 	}
 	l->r[l->n].path = strdup(path);
-	l->r[l->n].why = strdup(why);
+	l->r[l->n].why = strndup(why, wlen);
 	if (!l->r[l->n].path || !l->r[l->n].why) {
 		free(l->r[l->n].path);
 		free(l->r[l->n].why);
 		l->dropped++;
 		return;
 	}
+	l->bytes += plen + wlen + 2;
 	l->n++;
 }
 
@@ -69,6 +75,8 @@ static const char *filter(void *opaque, const struct ap_entry *e, bool *quiet)
 	}
 	if (ps_is_git_meta(e->path))
 		why = "git metadata: never copied out (its hooks and config would run on the host)";
+	else if (e->kind == AP_SYMLINK && ps_is_git_meta(e->target))
+		why = "symlink into git metadata: refused like .git itself";
 	else
 		why = ps_path_refusal(e->path, 0);
 	if (why && e->kind == AP_DIR)
@@ -95,6 +103,7 @@ int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o)
 {
 	struct fetch f = { .o = o };
 	struct tree_opts t = { .max_bytes = o->max_total, .max_entries = o->max_entries,
+			       .max_file = o->max_file, .max_path = PS_PATH_MAX,
 			       .filter = filter, .skipped = skipped, .warn = warned, .opaque = &f };
 	const struct timeval idle = { .tv_sec = o->idle_s ? o->idle_s : FETCH_IDLE_S };
 	int ret;
@@ -105,7 +114,7 @@ int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o)
 	if (ret == -EAGAIN || ret == -EWOULDBLOCK)
 		snprintf(o->err, sizeof(o->err), "the guest sent nothing for %ld s", (long)idle.tv_sec);
 	else if (ret)
-		snprintf(o->err, sizeof(o->err), "%s", t.err[0] ? t.err : strerror(-ret));
+		ps_escape(t.err[0] ? t.err : strerror(-ret), o->err, sizeof(o->err));	/* guest text */
 	return ret;
 }
 
@@ -126,7 +135,7 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 	ap_put_str(&w, gpath);
 	ap_put_u64(&w, o->max_file);
 	/* .git is refused here too; the agent leaving it out saves sending its objects. */
-	ap_put_u32(&w, AP_GET_REPORT | AP_GET_NO_HARDLINKS | AP_GET_NO_GIT);
+	ap_put_u32(&w, AP_GET_REPORT | AP_GET_NO_GIT | (o->keep_hardlinks ? 0 : AP_GET_NO_HARDLINKS));
 	ret = w.err ? -ENAMETOOLONG : ap_write_frame(fd, AP_GET, req, w.len);
 	if (ret)
 		snprintf(o->err, sizeof(o->err), "sending the request: %s", strerror(-ret));
@@ -134,6 +143,22 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 		ret = fetch_recv(fd, parent_fd, leaf, o);
 	close(fd);
 	return ret;
+}
+
+int fetch_staging(const char *dst, char *stage, size_t cap)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	struct stat st;
+
+	if (strlen(dst) >= sizeof(a))
+		return -ENAMETOOLONG;
+	if (!lstat(dst, &st))
+		return -EEXIST;
+	snprintf(a, sizeof(a), "%s", dst);
+	snprintf(b, sizeof(b), "%s", dst);
+	if (snprintf(stage, cap, "%s/.%s.mvm-XXXXXX", dirname(a), basename(b)) >= (int)cap)
+		return -ENAMETOOLONG;
+	return mkdtemp(stage) ? 0 : -errno;
 }
 
 static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
