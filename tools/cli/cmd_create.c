@@ -170,10 +170,14 @@ static int copy_in(struct create_opts *o)
 
 static int create(struct create_opts *o)
 {
-	char dir[PATH_MAX], err[512] = "";
+	char dir[PATH_MAX], err[PATH_MAX + 256] = "";
 	struct timespec t;
 	int ret;
 
+	if (sb_prepare_root(err, sizeof(err))) {
+		cli_err("create", "%s", err);
+		return MVM_EXIT_ERROR;
+	}
 	ret = sb_mkdir(o->c.name, dir, sizeof(dir));
 	if (ret) {
 		cli_err("create", ret == -EEXIST ? "a sandbox named %s already exists" :
