@@ -1,7 +1,7 @@
 #!/bin/sh
 # stage-userland.sh STAGE GUESTDIR: lay the guest's base userland into STAGE —
 # busybox-static with one link per applet, GUESTDIR/mvm-init as /init, the
-# guest agent if built, and a root-only /etc. Shared by the default initramfs
+# guest agent and wget if built, and a root-only /etc. Shared by the default initramfs
 # (tools/build-initramfs.sh) and the minimal image (images/build-minimal.sh).
 set -eu
 stage=${1:?usage: stage-userland.sh STAGE GUESTDIR}
@@ -17,6 +17,9 @@ for a in $("$busybox" --list-full); do
 	[ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
 done
 cp "$guest/mvm-init" "$stage/init"
+# wget: busybox 1.35's (Debian's build) segfaults on -T; mvm-wget does http://
+# itself and hands the rest to busybox (guest/wget/wget.h).
+[ ! -f "$guest/mvm-wget" ] || { rm -f "$stage/usr/bin/wget"; cp "$guest/mvm-wget" "$stage/usr/bin/wget"; }
 # The guest agent (exec/cp over vsock) for long-lived sandboxes.
 [ ! -f "$guest/mvm-agent" ] || cp "$guest/mvm-agent" "$stage/sbin/mvm-agent"
 echo "root:x:0:0:root:/root:/bin/sh" > "$stage/etc/passwd"
