@@ -111,12 +111,13 @@ static int connect_to(const struct url *u, const struct wget_opts *o)
 	return fd;
 }
 
-static int send_all(struct conn *c, const char *p, size_t n)
+/* All of @p to @fd; a non-blocking @fd (the socket) waits up to @timeout_ms for room. */
+static int write_all(int fd, const char *p, size_t n, int timeout_ms)
 {
 	while (n) {
-		ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+		ssize_t w = write(fd, p, n);
 
-		if (w < 0 && errno == EAGAIN && !wait_for(c->fd, POLLOUT, c->timeout_ms))
+		if (w < 0 && (errno == EINTR || (errno == EAGAIN && !wait_for(fd, POLLOUT, timeout_ms))))
 			continue;
 		if (w <= 0)
 			return -1;
@@ -200,7 +201,8 @@ static int send_request(struct conn *c, const struct url *u, const struct wget_o
 		wget_err("request headers too long");
 		return -1;
 	}
-	if (send_all(c, req, n) || (o->post_data && send_all(c, o->post_data, strlen(o->post_data))))
+	if (write_all(c->fd, req, n, c->timeout_ms) ||
+	    (o->post_data && write_all(c->fd, o->post_data, strlen(o->post_data), c->timeout_ms)))
 		return -1;
 	return 0;
 }
@@ -240,21 +242,6 @@ static int read_reply(struct conn *c, const struct wget_opts *o, struct reply *r
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* Copy @n bytes (-1: to the end of the stream) of body to @fd. 0, -1 network, -2 local write. */
 static int copy_body(struct conn *c, long long n, int fd)
 {
@@ -267,7 +254,7 @@ static int copy_body(struct conn *c, long long n, int fd)
 			continue;
 		}
 		take = n >= 0 && (long long)avail > n ? (size_t)n : avail;
-		if (write_all(fd, c->buf + c->pos, take))
+		if (write_all(fd, c->buf + c->pos, take, 0))
 			return -2;
 		c->pos += take;
 		if (n > 0)

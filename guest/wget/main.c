@@ -1,5 +1,6 @@
 /* mvm-wget: options, and what is handed to busybox (wget.h). */
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,6 +138,8 @@ int main(int argc, char **argv)
 	const char *proxy = getenv("http_proxy");
 	int ret = 0, p = parse(&o, argc, argv);
 
+	/* A closed socket or -O - pipe is a write error (exit 1), as in busybox. */
+	signal(SIGPIPE, SIG_IGN);
 	if (p == 3) {
 		fputs(usage, stdout);
 		return 0;
