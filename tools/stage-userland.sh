@@ -18,8 +18,23 @@ for a in $("$busybox" --list-full); do
 done
 cp "$guest/mvm-init" "$stage/init"
 # wget: busybox 1.35's (Debian's build) segfaults on -T; mvm-wget does http://
-# itself and hands the rest to busybox (guest/wget/wget.h).
-[ ! -f "$guest/mvm-wget" ] || { rm -f "$stage/usr/bin/wget"; cp "$guest/mvm-wget" "$stage/usr/bin/wget"; }
+# itself and hands the rest to busybox (guest/wget/wget.h). Debian's static
+# busybox runs its own applet for a name typed in `sh` before looking at PATH,
+# so the guest's copy calls its wget applet "wgbb" (same length, same place
+# in the sorted name table): `wget` in a script then finds /usr/bin/wget.
+if [ -f "$guest/mvm-wget" ]; then
+	python3 - "$stage/bin/busybox" <<'PY'
+import sys
+path = sys.argv[1]
+data = open(path, "rb").read()
+old, new = b"\0wc\0wget\0which\0", b"\0wc\0wgbb\0which\0"
+if data.count(old) != 1:
+    sys.exit(f"stage-userland: {path}: the applet table is not as expected; wget left alone")
+open(path, "wb").write(data.replace(old, new))
+PY
+	rm -f "$stage/usr/bin/wget"
+	cp "$guest/mvm-wget" "$stage/usr/bin/wget"
+fi
 # The guest agent (exec/cp over vsock) for long-lived sandboxes.
 [ ! -f "$guest/mvm-agent" ] || cp "$guest/mvm-agent" "$stage/sbin/mvm-agent"
 echo "root:x:0:0:root:/root:/bin/sh" > "$stage/etc/passwd"

@@ -26,7 +26,7 @@ void wget_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Busybox with -T/-t removed (its -T is what crashes; -t it ignores anyway). */
+/* Busybox's wget with -T/-t removed (its -T is what crashes; -t it ignores anyway). */
 static int to_busybox(int argc, char **argv)
 {
 	char **nv = calloc((size_t)argc + 2, sizeof(*nv));
@@ -35,7 +35,7 @@ static int to_busybox(int argc, char **argv)
 	if (!nv)
 		return 1;
 	nv[n++] = "busybox";
-	nv[n++] = "wget";
+	nv[n++] = "wgbb";	/* the guest's busybox wget applet (tools/stage-userland.sh) */
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

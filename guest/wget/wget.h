@@ -5,7 +5,9 @@
  * does HTTP/1.1 itself with the options scripts use (-O FILE, -O -, -q,
  * -T SECS, -t N, --header, -S, -U, -P, --spider, --post-data) and hands
  * anything else (https, ftp, -c, proxies, user:pass@) to busybox wget with
- * -T/-t taken out.
+ * -T/-t taken out (a -T then bounds nothing there). The guest's busybox
+ * calls that applet "wgbb" so that its sh runs this one for `wget`
+ * (tools/stage-userland.sh).
  */
 #ifndef MVM_GUEST_WGET_H
 #define MVM_GUEST_WGET_H
