@@ -8,6 +8,7 @@
 #include "common/cli_util.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/run_sandbox.h"
+#include "vmm/text_trim.h"
 #include "tools/sandbox/vm_devices.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
@@ -169,6 +170,7 @@ int run_direct(struct run_opts *o)
 		goto out_vm;
 	}
 	drop_overlay(o);
+	text_trim();	/* devices are loaded: drop start-up code pages */
 	vm_run(vm, &res);
 	if (o->timing)
 		print_timing(vm, &res);

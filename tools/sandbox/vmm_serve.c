@@ -18,6 +18,7 @@
 #include "tools/sandbox/sandbox_api.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vmm.h"
+#include "vmm/text_trim.h"
 #include "tools/sandbox/vm_devices.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -187,6 +188,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		goto out;
 	}
 	sb_event(name, "started", "");
+	text_trim();	/* devices (libslirp too) are loaded: drop start-up code pages */
 	vm_run(vm, res);
 	if (guest_kib)
 		*guest_kib = vm_guest_resident_kib(vm);
