@@ -1,7 +1,7 @@
 #!/bin/sh
 # stage-userland.sh STAGE GUESTDIR: lay the guest's base userland into STAGE —
 # busybox-static with one link per applet, GUESTDIR/mvm-init as /init, the
-# guest agent if built, and a root-only /etc. Shared by the default initramfs
+# guest agent and wget if built, and a root-only /etc. Shared by the default initramfs
 # (tools/build-initramfs.sh) and the minimal image (images/build-minimal.sh).
 set -eu
 stage=${1:?usage: stage-userland.sh STAGE GUESTDIR}
@@ -17,6 +17,25 @@ for a in $("$busybox" --list-full); do
 	[ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
 done
 cp "$guest/mvm-init" "$stage/init"
+# wget: busybox 1.35's (Debian's build) segfaults on -T; mvm-wget does http://
+# itself and hands the rest to busybox (guest/wget/wget.h). Debian's static
+# busybox runs its own applet for a name typed in `sh` before looking at PATH,
+# so the guest's copy calls its wget applet "wgbb" (same length, same place
+# in the sorted name table): `wget` in a script then finds /usr/bin/wget.
+if [ -f "$guest/mvm-wget" ]; then
+	# Another busybox build: its applet stays (sh scripts get it; exec finds ours).
+	python3 - "$stage/bin/busybox" <<'PY' || true
+import sys
+path = sys.argv[1]
+data = open(path, "rb").read()
+old, new = b"\0wc\0wget\0which\0", b"\0wc\0wgbb\0which\0"
+if data.count(old) != 1:
+    sys.exit(f"stage-userland: {path}: applet table not as expected; its wget applet is left as is")
+open(path, "wb").write(data.replace(old, new))
+PY
+	rm -f "$stage/usr/bin/wget"
+	cp "$guest/mvm-wget" "$stage/usr/bin/wget"
+fi
 # The guest agent (exec/cp over vsock) for long-lived sandboxes.
 [ ! -f "$guest/mvm-agent" ] || cp "$guest/mvm-agent" "$stage/sbin/mvm-agent"
 echo "root:x:0:0:root:/root:/bin/sh" > "$stage/etc/passwd"

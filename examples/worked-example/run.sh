@@ -5,9 +5,8 @@
 #   REGISTRY_WWW  a directory the test host serves at http://203.0.113.10:8080/
 #                 (tests/integration/net.lib's busybox httpd serves $T/www)
 #   MVM_STATE_DIR where the sandbox lives (the caller removes it)
-# and the debian image in the store. Exit 0: every step held; 77: all held
-# but the rollback step could not run (this mvm has no checkpoints yet);
-# anything else: a step failed.
+# and the debian image in the store. Exit 0: every step held; anything else:
+# a step failed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 NAME=${NAME:-invoice}
@@ -34,11 +33,7 @@ if x ./tests/run.sh; then die "the tests pass with money 2.0 and an unmigrated d
 
 say "4. checkpoint, then a data migration that corrupts the test database"
 db_sum=$(x 'sha256sum db/customers.tsv' | cut -d' ' -f1)
-have_checkpoints=0
-if "$MVM" checkpoint --help >/dev/null 2>&1; then
-	have_checkpoints=1
-	tag=$("$MVM" checkpoint "$NAME" before-migration)
-fi
+tag=$("$MVM" checkpoint "$NAME" before-migration) || die "checkpoint"
 x 'mkdir -p migrations'
 "$MVM" cp "$here/naive-migration.sh" "$NAME:/srv/invoice-service/migrations/001-balance-to-cents.sh"
 x migrations/001-balance-to-cents.sh || die "the naive migration did not run"
@@ -46,14 +41,7 @@ if x 'db/query.sh check >/dev/null'; then die "the naive migration did not corru
 [ "$(x 'sha256sum db/customers.tsv' | cut -d' ' -f1)" != "$db_sum" ] || die "database unchanged"
 
 say "5. rollback to the checkpoint: the database is back (checksum and a query)"
-if [ "$have_checkpoints" = 1 ]; then
-	"$MVM" rollback "$NAME" "$tag"
-else
-	# Not a rollback: put the database back by hand so the rest of the story runs.
-	echo "worked-example: 'mvm checkpoint' is not available (issue 7): restoring the file with mvm cp instead"
-	x 'rm -f migrations/001-balance-to-cents.sh && rmdir migrations'
-	"$MVM" cp "$WORK/invoice-service/db/customers.tsv" "$NAME:/srv/invoice-service/db/"
-fi
+"$MVM" rollback "$NAME" "$tag" || die "rollback"
 [ "$(x 'sha256sum db/customers.tsv' | cut -d' ' -f1)" = "$db_sum" ] || die "database checksum after rollback"
 [ "$(x 'db/query.sh row 3' | cut -f4)" = "211.59" ] || die "query after rollback"
 
@@ -74,8 +62,4 @@ grep -q 'blocked.test' "$WORK/bundle/report.json" || die "report.json lacks the 
 echo "changes.patch sha256 $(sha256sum "$WORK/bundle/changes.patch" | cut -d' ' -f1)"
 grep -A1 '"sha256"' "$WORK/bundle/report.json" | head -2
 
-if [ "$have_checkpoints" = 0 ]; then
-	echo "worked-example: every step held except the rollback, which needs 'mvm checkpoint' and 'mvm rollback' (issue 7)" >&2
-	exit 77
-fi
 echo "worked-example: ok"

@@ -8,7 +8,13 @@ process start to process exit, taken by this script for both:
   to-exit  a full `true` command: boot, run, report status, tear down
 Memory: peak RSS of each process (getrusage); the guest's resident RAM comes
 from mvm's own mincore count, and the same guest touches about the same pages
-under QEMU, so "overhead" = peak RSS minus that.
+under QEMU, so "overhead" = peak RSS minus that. mvm's overhead is also
+measured on the paths users take, each as the VMM itself reports it (its
+VmHWM minus the guest's resident RAM): `mvm run --timing -- true` (the
+ephemeral sandbox's VMM) and `mvm create` + `mvm exec -- true` (the VMM of
+`mvm vmm NAME`, read from /proc and the control API's status), each with
+--net none and with the default NIC; the direct path is `--exit-at-init`'s.
+The 3 MiB target is checked against the worst of them.
 
 The runs go in rounds (one of each series per round), so slow and fast
 stretches of the emulated box hit both VMMs alike. In the nested box each
@@ -16,7 +22,7 @@ finished round is kept on the control share and counted in its progress
 file: when the box freezes (an emulation flake, tests/nested/README.md) the
 runner boots a fresh one and the benchmark resumes with the rounds it has.
 """
-import json, os, resource, statistics, subprocess, sys, tempfile, time
+import json, os, resource, socket, statistics, subprocess, sys, tempfile, time
 
 RUNS = int(os.environ.get("MVM_BENCH_RUNS", "10"))
 MVM = os.environ.get("MVM", "build/mvm")
@@ -92,6 +98,31 @@ def rss_of(argv):
     return int(subprocess.check_output([sys.executable, "-c", code] + argv))
 
 
+def timing_overhead(extra):
+    """(peak RSS, guest resident) in KiB as `mvm run --timing` prints them."""
+    p = subprocess.run([MVM, "run", "--memory", MEM, "--timing", *extra, "--", "true"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=True)
+    mem = [l for l in p.stderr.decode().splitlines() if "guest-resident" in l][0]
+    return (int(mem.split("peak-rss ")[1].split()[0]), int(mem.split("guest-resident ")[1].split()[0]))
+
+
+def create_overhead(state, extra):
+    """(peak RSS, guest resident) in KiB of a `mvm create` sandbox's VMM after one exec."""
+    env = dict(os.environ, MVM_STATE_DIR=state)
+    subprocess.run([MVM, "create", "bench", "--memory", MEM, *extra], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    try:
+        subprocess.run([MVM, "exec", "bench", "--", "true"], env=env, check=True)
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(os.path.join(state, "bench", "api.sock"))
+            s.sendall(b'{"op":"status"}\n')
+            st = json.loads(s.makefile().readline())
+        hwm = [l for l in open(f"/proc/{st['pid']}/status") if l.startswith("VmHWM:")][0]
+        return int(hwm.split()[1]), int(st["guest_resident_kib"])
+    finally:
+        subprocess.run([MVM, "rm", "-f", "bench"], env=env, stdout=subprocess.DEVNULL)
+
+
 def row(name, walls):
     return (f"{name:<26} {min(walls)*1000:9.0f} {statistics.median(walls)*1000:9.0f} "
             f"{max(walls)*1000:9.0f}")
@@ -124,6 +155,14 @@ def main():
         mi, qi, me, qe = (list(x) for x in zip(*rounds.data["rounds"]))
         mvm_rss = rss_of(mvm_run)
         q_rss = rss_of(qemu_argv(initrd, 0x4f4, 4))
+        # Without a NIC like QEMU above, and with the default one (deny-by-default
+        # policy: libslirp and glib are loaded) as users get it.
+        none = ["--net", "none"]
+        paths = (("mvm direct (--exit-at-init)", timing_overhead(none + ["--exit-at-init"])),
+                 ("mvm run, --net none", timing_overhead(none)),
+                 ("mvm create+exec, --net none", create_overhead(os.path.join(d, "s1"), none)),
+                 ("mvm run, default net", timing_overhead([])),
+                 ("mvm create+exec, default net", create_overhead(os.path.join(d, "s2"), [])))
     print(f"\nboot benchmark: {RUNS} runs each, guest {MEM}, kernel {os.path.realpath(KERNEL)}")
     print(f"{'wall time (ms)':<26} {'min':>9} {'median':>9} {'max':>9}")
     for n, w in (("mvm to guest init", mi), ("qemu microvm to init", qi),
@@ -135,10 +174,13 @@ def main():
     paired = lambda m, q: statistics.median(a / b for a, b in zip(m, q))
     print(f"median of per-round ratios: to-init {paired(mi, qi):.2f}x, to-exit {paired(me, qe):.2f}x")
     print(f"\n{'memory (KiB)':<26} {'peak RSS':>9} {'guest':>9} {'overhead':>9}")
-    print(f"{'mvm':<26} {mvm_rss:9d} {guest_kib:9d} {mvm_rss-guest_kib:9d}")
-    print(f"{'qemu microvm':<26} {q_rss:9d} {guest_kib:9d} {q_rss-guest_kib:9d}")
+    print(f"{'mvm run (whole tree)':<29} {mvm_rss:9d} {guest_kib:9d} {mvm_rss-guest_kib:9d}")
+    print(f"{'qemu microvm':<29} {q_rss:9d} {guest_kib:9d} {q_rss-guest_kib:9d}")
+    for name, (rss, guest) in paths:
+        print(f"{name:<29} {rss:9d} {guest:9d} {rss-guest:9d}")
+    worst = max(rss - guest for _, (rss, guest) in paths)
     print(f"\ntargets: to-init ratio <= 0.50: {'met' if r_init <= 0.5 else 'NOT met'}; "
-          f"mvm overhead <= 3072 KiB: {'met' if mvm_rss-guest_kib <= 3072 else 'NOT met'}")
+          f"mvm overhead <= 3072 KiB on every path (worst {worst}): {'met' if worst <= 3072 else 'NOT met'}")
 
 
 if __name__ == "__main__":

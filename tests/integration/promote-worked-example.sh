@@ -15,6 +15,5 @@ rc=0
 MVM="$(pwd)/$MVM" WORK="$T/work" REGISTRY_WWW="$T/www" timeout 900 \
 	examples/worked-example/run.sh > "$T/story.log" 2>&1 || rc=$?
 cat "$T/story.log"
-[ "$rc" != 77 ] || skip "worked example: all steps but the rollback held; rollback needs mvm checkpoint (issue 7)"
 expect_eq "worked example" 0 "$rc"
 echo "promote-worked-example: ok"

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/dir_publish.h"
 #include "tools/cli/cmd_promote.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
@@ -39,31 +40,34 @@ static const char export_usage[] =
 	"  -h, --help        this text\n";
 
 /* Move the finished copy (stage/t, wrapped in a directory if it is one file) to @dst. */
-static int publish(const char *stage, const char *gpath, const char *dst)
+static int publish(const char *stage, const char *gpath, const char *dst, char *err, size_t cap)
 {
 	char t[PATH_MAX + 8], d[PATH_MAX + 8], f[PATH_MAX * 2], g[PATH_MAX];
 	struct stat st;
+	int ret;
 
 	snprintf(t, sizeof(t), "%s/t", stage);
 	if (lstat(t, &st))
-		return -errno;
+		goto fail;
 	if (S_ISREG(st.st_mode)) {
 		snprintf(d, sizeof(d), "%s/d", stage);
 		snprintf(g, sizeof(g), "%s", gpath);
 		snprintf(f, sizeof(f), "%s/%s", d, basename(g));
 		if (mkdir(d, 0755) || rename(t, f))
-			return -errno;
+			goto fail;
 		snprintf(t, sizeof(t), "%s", d);
 	}
-	/* RENAME_NOREPLACE: a HOST_DIR that appeared meanwhile is never replaced. */
-	if (renameat2(AT_FDCWD, t, AT_FDCWD, dst, RENAME_NOREPLACE))
-		return -errno;
-	return 0;
+	/* A HOST_DIR that appeared meanwhile is never replaced. */
+	return dir_publish(t, dst, err, cap);
+fail:
+	ret = -errno;
+	snprintf(err, cap, "%s", strerror(-ret));
+	return ret;
 }
 
 static int export_tree(const char *name, const char *gpath, const char *dst, struct fetch_opts *o)
 {
-	char stage[PATH_MAX];
+	char stage[PATH_MAX], err[PATH_MAX + 160];
 	int ret = fetch_staging(dst, stage, sizeof(stage)), dfd;
 
 	if (ret) {
@@ -79,9 +83,9 @@ static int export_tree(const char *name, const char *gpath, const char *dst, str
 	if (ret)
 		cli_err("export", "%s; nothing exported", o->err[0] ? o->err : strerror(-ret));
 	if (!ret) {
-		ret = publish(stage, gpath, dst);
+		ret = publish(stage, gpath, dst, err, sizeof(err));
 		if (ret)
-			cli_err("export", "cannot move the copy to %s: %s; nothing exported", dst, strerror(-ret));
+			cli_err("export", "cannot move the copy to %s: %s; nothing exported", dst, err);
 	}
 	fetch_remove(stage);
 	return ret;

@@ -17,6 +17,7 @@
 
 #include "guest/agent/proto.h"
 #include "common/cli_util.h"
+#include "common/dir_publish.h"
 #include "tools/cli/cmd_promote.h"
 #include "tools/sandbox/fetch.h"
 #include "tools/promote/promote_checks.h"
@@ -126,7 +127,7 @@ static int write_bundle(struct promote_opts *o, int dfd)
 
 static int promote(struct promote_opts *o)
 {
-	char stage[PATH_MAX], msg[64];
+	char stage[PATH_MAX], msg[PATH_MAX + 160];
 	int dfd, ret = fetch_staging(o->out, stage, sizeof(stage));
 
 	if (ret) {
@@ -159,10 +160,12 @@ static int promote(struct promote_opts *o)
 	}
 	if (dfd >= 0)
 		close(dfd);
-	if (!ret && renameat2(AT_FDCWD, stage, AT_FDCWD, o->out, RENAME_NOREPLACE))
-		ret = -errno;
+	msg[0] = 0;
+	if (!ret)
+		ret = dir_publish(stage, o->out, msg, sizeof(msg));
 	if (ret) {
-		snprintf(msg, sizeof(msg), "%s", strerror(-ret));
+		if (!msg[0])
+			snprintf(msg, sizeof(msg), "%s", strerror(-ret));
 		cli_err("promote", "no bundle written (%s)", msg);
 		fetch_remove(stage);
 	}

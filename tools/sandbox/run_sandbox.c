@@ -200,6 +200,11 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 	int ret;
 
 	snprintf(s->name, sizeof(s->name), "run-%d", (int)getpid());
+	if (sb_prepare_root(err, sizeof(err))) {
+		cli_err("run", "%s", err);
+		s->dir[0] = 0;
+		return -1;
+	}
 	ret = sb_mkdir(s->name, s->dir, sizeof(s->dir));
 	if (ret == -EEXIST && sb_vmm_pid(s->name) <= 0) {
 		sb_remove_state(s->name);	/* left by a killed run with our pid */

@@ -12,6 +12,7 @@
 #include "common/events.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sock_probe.h"
 
 int sb_root(char *out, size_t cap)
 {
@@ -269,19 +270,41 @@ int sb_remove_state(const char *name)
 	return rmdir(dir) ? -errno : ret;
 }
 
-int sb_mkdir(const char *name, char *dir, size_t cap)
+/* mkdir -p of the state root, private to the user; its path in @root. */
+static int make_root(char *root, size_t cap)
 {
-	char root[PATH_MAX], part[PATH_MAX];
+	char part[PATH_MAX];
 
-	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+	if (sb_root(root, cap))
 		return -ENAMETOOLONG;
-	/* mkdir -p of the root, private to the user. */
 	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
 		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
 		if (mkdir(part, 0700) && errno != EEXIST)
 			return -errno;
 		if (!p)
-			break;
+			return 0;
 	}
-	return mkdir(dir, 0700) ? -errno : 0;
+}
+
+int sb_prepare_root(char *err, size_t cap)
+{
+	char root[PATH_MAX];
+	int ret = make_root(root, sizeof(root));
+
+	if (ret) {
+		snprintf(err, cap, "cannot create the state directory %s: %s (set MVM_STATE_DIR)", root,
+			 strerror(-ret));
+		return ret;
+	}
+	return sock_probe_dir(root, err, cap);
+}
+
+int sb_mkdir(const char *name, char *dir, size_t cap)
+{
+	char root[PATH_MAX];
+	int ret = make_root(root, sizeof(root));
+
+	if (!ret && sb_path(name, NULL, dir, cap))
+		ret = -ENAMETOOLONG;
+	return ret ? ret : mkdir(dir, 0700) ? -errno : 0;
 }

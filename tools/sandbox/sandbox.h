@@ -65,6 +65,12 @@ void sb_event(const char *name, const char *type);
 /* Append @ev (from event_new(), with its type's fields) and free it. */
 void sb_event_put(const char *name, struct cJSON *ev);
 
+/*
+ * Make the state root if needed and check it can hold the VMM's unix
+ * sockets, before anything of a sandbox is created there. 0, or -errno with
+ * a message in @err naming the directory and what to do.
+ */
+int sb_prepare_root(char *err, size_t cap);
 /* Make NAME's state directory (0700; the root too, if needed) and put its
  * path in @dir. 0, -EEXIST if NAME exists, or -errno. */
 int sb_mkdir(const char *name, char *dir, size_t cap);

@@ -71,10 +71,16 @@ static int create_from_template(struct sb_create *o)
 
 int sb_create(struct sb_create *o)
 {
-	char dir[PATH_MAX], err[512] = "";
+	char dir[PATH_MAX], err[PATH_MAX + 256] = "";
 	struct timespec t;
 	int ret;
 
+	/* A state root that cannot hold the VMM's sockets fails here, named,
+	 * before anything exists (a 9p or network MVM_STATE_DIR). */
+	if (sb_prepare_root(err, sizeof(err))) {
+		cli_err("create", "%s", err);
+		return -1;
+	}
 	if (o->template_name)
 		return create_from_template(o);
 	ret = sb_mkdir(o->c.name, dir, sizeof(dir));

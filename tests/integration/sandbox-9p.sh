@@ -1,0 +1,42 @@
+#!/bin/sh
+# A checkout on 9p (the nested box mounts it so; elsewhere some network and
+# FUSE mounts behave alike): a state directory there cannot hold the VMM's
+# unix sockets, so `mvm create` says so, naming the path and MVM_STATE_DIR,
+# before it creates anything; `mvm promote --out` and `mvm export` write
+# there although 9p has no renameat2(RENAME_NOREPLACE), and still never
+# replace an existing destination.
+. tests/integration/lib.sh
+. tests/integration/sandbox.lib
+
+# statfs reports the host's file system type through 9p: ask /proc/mounts.
+awk -v p="$PWD" '$2 == p && $3 == "9p" { f = 1 } END { exit !f }' /proc/mounts ||
+	skip "the checkout is not a 9p mount (it is in the nested box)"
+mkdir -p build
+N=$(mktemp -d "$PWD/build/it-9p.XXXXXX")
+trap 'sb_cleanup; rm -rf "$N"' EXIT
+
+rc=0
+MVM_STATE_DIR="$N/state" "$MVM" create on9p >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "create with the state on 9p fails" 125 "$rc"
+expect_match "names the path" "$N/state cannot hold the unix sockets" "$(cat "$T/err")"
+expect_match "says what to do" "set MVM_STATE_DIR" "$(cat "$T/err")"
+[ ! -e "$N/state/on9p" ] || fail "a half-made sandbox was left in $N/state"
+
+mkdir -p "$T/w" && echo base > "$T/w/f"
+sb_create box --copy "$T/w:/data/"
+run_mvm exec box -- sh -c 'echo two > /data/w/g'
+expect_eq "change the workspace" 0 "$rc"
+run_mvm promote box --out "$N/bundle"
+expect_eq "promote --out a 9p directory" 0 "$rc"
+[ -f "$N/bundle/changes.patch" ] && [ -f "$N/bundle/report.json" ] || fail "bundle incomplete"
+ls -a "$N" | grep -q '\.mvm-' && fail "a staging directory was left behind"
+
+run_mvm export box /data/w "$N/exported"
+expect_eq "export to a 9p directory" 0 "$rc"
+expect_eq "exported file" base "$(cat "$N/exported/f")"
+
+mkdir "$N/taken" && echo mine > "$N/taken/keep"
+run_mvm export box /data/w "$N/taken"
+[ "$rc" != 0 ] || fail "export replaced an existing directory"
+expect_eq "existing directory untouched" mine "$(cat "$N/taken/keep")"
+[ ! -e "$N/taken/f" ] || fail "export wrote into an existing directory"
