@@ -1,7 +1,7 @@
 # mvm — one Makefile. `make` builds build/mvm; `make test` runs everything.
 BUILD   ?= build
 CC      ?= gcc
-PKGS    := slirp libcjson libseccomp
+PKGS    := slirp libcjson libseccomp nettle
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
            -Wformat=2 -Wno-format-truncation -Wvla -Wimplicit-fallthrough
 CFLAGS  ?= -O2 -g
