@@ -31,7 +31,8 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot demo clean format
+        bench-image bench-exec bench-net bench-snapshot bench-hash bench-create-copy \
+        demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -132,6 +133,20 @@ bench-net: $(BUILD)/mvm guest
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
 bench-image: $(BUILD)/mvm
 	tests/bench/image.sh $(BUILD)
+
+# SHA-256 of a 200 MiB tree (tests/bench/gen_tree.py) through common/sha256.c.
+$(BUILD)/bench/sha256_tree: tests/bench/sha256_tree.c $(LIBMVM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+bench-hash: $(BUILD)/bench/sha256_tree
+	@d=$$(mktemp -d); python3 tests/bench/gen_tree.py $$d/tree && $(BUILD)/bench/sha256_tree $$d/tree 5; \
+		rc=$$?; rm -rf $$d; exit $$rc
+
+# `mvm create --copy` of that tree: BENCH_BASE (another build's mvm) against
+# this one, interleaved rounds (tests/bench/create_copy.sh).
+BENCH_BASE ?= $(BUILD)/mvm
+bench-create-copy: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh sh tests/bench/create_copy.sh $(BENCH_BASE) $(BUILD)/mvm 3
 
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 #include "tools/cli/cmd_promote.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
@@ -83,7 +84,7 @@ static int export_tree(const char *name, const char *gpath, const char *dst, str
 		if (ret)
 			cli_err("export", "cannot move the copy to %s: %s; nothing exported", dst, strerror(-ret));
 	}
-	fetch_remove(stage);
+	rm_tree(stage);
 	return ret;
 }
 

@@ -20,6 +20,7 @@
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/cmd_snapshot.h"
 #include "tools/sandbox/sandbox.h"
@@ -47,29 +48,6 @@ static bool want_help(int argc, char **argv, const char *usage)
 		return true;
 	}
 	return false;
-}
-
-/* Remove the files of a directory we created, then the directory. */
-static void rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[PATH_MAX];
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (e->d_type == DT_DIR)
-			rm_tree(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
 }
 
 static int copy_file(const char *src, const char *dst)
@@ -283,14 +261,7 @@ static int new_state_dir(const char *verb, const char *name, char *dir, size_t c
 	}
 	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
 		return -ENAMETOOLONG;
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {	/* mkdir -p */
-		if (p)
-			*p = 0;
-		mkdir(root, 0700);
-		if (!p)
-			break;
-		*p = '/';
-	}
+	mkdir_p(root, 0700);	/* a failure shows in the mkdir below */
 	if (mkdir(dir, 0700)) {
 		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", name);

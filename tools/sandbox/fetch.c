@@ -1,7 +1,6 @@
 /* Guest tree -> fresh host directory, with a list of what was left out (tools/sandbox/fetch.h). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,14 +133,4 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 		ret = fetch_recv(fd, parent_fd, leaf, o);
 	close(fd);
 	return ret;
-}
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-int fetch_remove(const char *path)
-{
-	return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) ? -errno : 0;
 }

@@ -49,7 +49,5 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 	       struct fetch_opts *o);
 /* The receiving half of fetch_tree: one GET stream on @fd (for tests: any tree_send stream). */
 int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o);
-/* rm -rf of a tree mvm wrote, never following a link. 0 or -errno. */
-int fetch_remove(const char *path);
 
 #endif

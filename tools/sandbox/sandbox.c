@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fs_util.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 
@@ -229,67 +230,23 @@ int sb_list(char ***names)
 	return n;
 }
 
-/*
- * Empty directory @dfd: files and sockets, plus the directories checkpoints
- * and forks keep (checkpoints/, origin/). Never follows a symlink (unlinkat
- * removes the link itself; subdirectories open with O_NOFOLLOW); @depth
- * bounds the recursion. Closes @dfd.
- */
-static int empty_dir(int dfd, int depth)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	int ret = 0, sub;
-
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!unlinkat(dirfd(d), de->d_name, 0))
-			continue;
-		if (errno != EISDIR || depth <= 0) {
-			ret = -errno;
-			continue;
-		}
-		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 || empty_dir(sub, depth - 1) ||
-		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR))
-			ret = -errno;
-	}
-	closedir(d);
-	return ret;
-}
-
 int sb_remove_state(const char *name)
 {
 	char dir[PATH_MAX];
-	int fd, ret = sb_path(name, NULL, dir, sizeof(dir));
+	int ret = sb_path(name, NULL, dir, sizeof(dir));
 
-	if (ret)
-		return ret;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = empty_dir(fd, 4);
-	return rmdir(dir) ? -errno : ret;
+	return ret ? ret : rm_tree(dir);
 }
 
 int sb_mkdir(const char *name, char *dir, size_t cap)
 {
-	char root[PATH_MAX], part[PATH_MAX];
+	char root[PATH_MAX];
+	int ret;
 
 	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
 		return -ENAMETOOLONG;
-	/* mkdir -p of the root, private to the user. */
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
-		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
-		if (mkdir(part, 0700) && errno != EEXIST)
-			return -errno;
-		if (!p)
-			break;
-	}
+	ret = mkdir_p(root, 0700);	/* private to the user */
+	if (ret)
+		return ret;
 	return mkdir(dir, 0700) ? -errno : 0;
 }
