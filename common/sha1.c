@@ -1,16 +1,12 @@
 /* SHA-1 hex forms and git blob ids over nettle (common/sha1.h). */
 #include <stdio.h>
-#include <nettle/base16.h>
 
+#include "common/hex.h"
 #include "common/sha1.h"
 
 void sha1_hex(struct sha1_ctx *s, char hex[SHA1_HEX])
 {
-	uint8_t d[SHA1_DIGEST_SIZE];
-
-	sha1_digest(s, sizeof(d), d);
-	base16_encode_update(hex, sizeof(d), d);	/* lowercase */
-	hex[2 * sizeof(d)] = '\0';
+	digest_hex(&nettle_sha1, s, hex);
 }
 
 void git_blob_id(const void *p, size_t n, char hex[SHA1_HEX])

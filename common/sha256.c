@@ -1,17 +1,13 @@
 /* SHA-256 hex forms over nettle (common/sha256.h). */
 #include <errno.h>
 #include <unistd.h>
-#include <nettle/base16.h>
 
+#include "common/hex.h"
 #include "common/sha256.h"
 
 void sha256_hex(struct sha256_ctx *s, char hex[SHA256_HEX])
 {
-	uint8_t d[SHA256_DIGEST_SIZE];
-
-	sha256_digest(s, sizeof(d), d);
-	base16_encode_update(hex, sizeof(d), d);	/* lowercase */
-	hex[2 * sizeof(d)] = '\0';
+	digest_hex(&nettle_sha256, s, hex);
 }
 
 void sha256_buf_hex(const void *p, size_t n, char hex[SHA256_HEX])
