@@ -1,7 +1,7 @@
 # mvm — one Makefile. `make` builds build/mvm; `make test` runs everything.
 BUILD   ?= build
 CC      ?= gcc
-PKGS    := slirp libcjson libseccomp
+PKGS    := slirp libcjson libseccomp nettle
 WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
            -Wformat=2 -Wno-format-truncation -Wvla -Wimplicit-fallthrough
 CFLAGS  ?= -O2 -g
@@ -32,7 +32,8 @@ LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration asan fuzz fuzz-quick bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot bench-start demo clean format
+        bench-image bench-exec bench-net bench-snapshot bench-start bench-hash bench-create-copy \
+        demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -174,6 +175,20 @@ bench-net: $(BUILD)/mvm guest
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
 bench-image: $(BUILD)/mvm
 	tests/bench/image.sh $(BUILD)
+
+# SHA-256 of a 200 MiB tree (tests/bench/gen_tree.py) through common/sha256.c.
+$(BUILD)/bench/sha256_tree: tests/bench/sha256_tree.c $(LIBMVM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+bench-hash: $(BUILD)/bench/sha256_tree
+	@d=$$(mktemp -d); python3 tests/bench/gen_tree.py $$d/tree && $(BUILD)/bench/sha256_tree $$d/tree 5; \
+		rc=$$?; rm -rf $$d; exit $$rc
+
+# `mvm create --copy` of that tree: BENCH_BASE (another build's mvm) against
+# this one, interleaved rounds (tests/bench/create_copy.sh).
+BENCH_BASE ?= $(BUILD)/mvm
+bench-create-copy: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh sh tests/bench/create_copy.sh $(BENCH_BASE) $(BUILD)/mvm 3
 
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh

@@ -1,4 +1,4 @@
-/* Snapshot byte buffers: growing writer, bounds-checked reader, CRC-32C. */
+/* Snapshot byte buffers: growing writer, bounds-checked reader. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,26 +122,4 @@ int snap_r_done(const struct snap_r *r)
 	if (r->err)
 		return r->err;
 	return r->off == r->len ? 0 : -EBADMSG;
-}
-
-uint32_t snap_crc32c(uint32_t crc, const void *p, size_t n)
-{
-	static uint32_t table[256];
-	static bool ready;
-	const uint8_t *b = p;
-
-	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
-		for (uint32_t i = 0; i < 256; i++) {
-			uint32_t c = i;
-
-			for (int k = 0; k < 8; k++)
-				c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-			table[i] = c;
-		}
-		__atomic_store_n(&ready, true, __ATOMIC_RELEASE);
-	}
-	crc = ~crc;
-	while (n--)
-		crc = table[(crc ^ *b++) & 0xff] ^ (crc >> 8);
-	return ~crc;
 }

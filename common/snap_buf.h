@@ -48,7 +48,4 @@ const uint8_t *snap_r_blob(struct snap_r *r, uint32_t max, uint32_t *n);
 /* 0 when no error happened and every byte was consumed. */
 int snap_r_done(const struct snap_r *r);
 
-/* CRC-32C (Castagnoli), continuing from @crc (start with 0). */
-uint32_t snap_crc32c(uint32_t crc, const void *p, size_t n);
-
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "devices/net_slirp.h"
 #include "vmm/event_loop.h"
 #include "common/log.h"
@@ -45,17 +46,9 @@ struct net_slirp {
 	bool dirty;		/* frames went in since the last sync_fds */
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int64_t cb_clock(void *opaque)
 {
-	return now_ns();
+	return mono_now_ns();
 }
 
 static ssize_t cb_send(const void *buf, size_t len, void *opaque)

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "devices/netpolicy/net_filter.h"
 #include "devices/net_slirp.h"
 #include "devices/virtio_devices.h"
@@ -83,14 +84,6 @@ struct vnet {
 	struct dns_slot dns[DNS_PENDING];
 	uint16_t next_id;
 };
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* ---- RX: frames for the guest ---- */
 
@@ -210,14 +203,14 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 		return;
 	}
 	s->id = n->next_id;
-	n->next_id = (uint16_t)(n->next_id * 75 + 74 + (uint16_t)mono_ms()) ^ 0x5a5a;
+	n->next_id = (uint16_t)(n->next_id * 75 + 74 + (uint16_t)mono_now_ms()) ^ 0x5a5a;
 	if (dns_build_query(s->id, pq->q.name, pq->q.qtype, msg, sizeof(msg), &len) ||
 	    send(n->dns_fd, msg, len, MSG_DONTWAIT) != (ssize_t)len) {
 		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
 		return;
 	}
 	s->used = true;
-	s->deadline = mono_ms() + DNS_TIMEOUT_MS;
+	s->deadline = mono_now_ms() + DNS_TIMEOUT_MS;
 	s->q = *pq;
 }
 
@@ -252,7 +245,7 @@ static void on_dns(void *opaque, uint32_t events)
 static void on_tick(void *opaque, uint32_t events)
 {
 	struct vnet *n = opaque;
-	uint64_t now = mono_ms(), cnt;
+	uint64_t now = mono_now_ms(), cnt;
 
 	(void)!read(n->tick_fd, &cnt, sizeof(cnt));
 	pthread_mutex_lock(&n->d->lock);
@@ -593,7 +586,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	n->dns_fd = n->tick_fd = -1;
 	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
 	if (getrandom(&n->next_id, sizeof(n->next_id), 0) != sizeof(n->next_id))
-		n->next_id = (uint16_t)mono_ms();
+		n->next_id = (uint16_t)mono_now_ms();
 	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;
 	if (ret) {
 		n->d = NULL;

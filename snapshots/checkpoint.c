@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/mem_delta.h"
@@ -36,14 +37,6 @@ struct snap_mgr {
 	uint64_t *vmm_dirty;		/* installed as vm->mem.dirty */
 	struct disk_layers disk;
 };
-
-static double now_s(int clock)
-{
-	struct timespec t;
-
-	clock_gettime(clock, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void clean_dir(void)
 {
@@ -246,11 +239,11 @@ static void fill_info(struct snap_mgr *m, struct ckpt *c, const char *tag, doubl
 	snprintf(c->info.parent, sizeof(c->info.parent), "%s",
 		 m->head >= 0 ? m->ck[m->head].info.tag : "");
 	c->parent = m->head;
-	c->info.time = now_s(CLOCK_REALTIME);
+	c->info.time = wall_now_s();
 	c->info.pages_stored = c->mem.ndata;
 	for (uint64_t w = 0; w < mem_words(m->npages); w++)
 		c->info.pages_covered += (uint64_t)__builtin_popcountll(c->mem.covered[w]);
-	c->info.seconds = now_s(CLOCK_MONOTONIC) - t0;
+	c->info.seconds = mono_now_s() - t0;
 }
 
 static int pick_tag(struct snap_mgr *m, const char *tag, char *out, size_t cap, char *err, size_t errlen)
@@ -330,7 +323,7 @@ int snap_checkpoint(struct vm *vm, const char *tag, char *out, size_t outcap,
 		    char *err, size_t errlen)
 {
 	struct snap_mgr *m = vm->snap;
-	double t0 = now_s(CLOCK_MONOTONIC);
+	double t0 = mono_now_s();
 	bool was;
 	int ret;
 
@@ -416,7 +409,7 @@ static int rollback_paused(struct vm *vm, struct snap_mgr *m, int t, char *err, 
 int snap_rollback(struct vm *vm, const char *tag, double *seconds, char *err, size_t errlen)
 {
 	struct snap_mgr *m = vm->snap;
-	double t0 = now_s(CLOCK_MONOTONIC);
+	double t0 = mono_now_s();
 	bool was;
 	int t, ret;
 
@@ -431,7 +424,7 @@ int snap_rollback(struct vm *vm, const char *tag, double *seconds, char *err, si
 	ret = rollback_paused(vm, m, t, err, errlen);
 	snap_resume(vm, was);
 	if (seconds)
-		*seconds = now_s(CLOCK_MONOTONIC) - t0;
+		*seconds = mono_now_s() - t0;
 	return ret;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/crc32c.h"
 #include "images/qcow2.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -42,8 +43,8 @@ static uint32_t crc_blocks(uint32_t c, const uint8_t *buf, size_t n, off_t at, i
 		off_t pos = at + (off_t)o;
 		if (all_zero(buf + o, k))
 			continue;
-		c = snap_crc32c(c, &pos, sizeof(pos));
-		c = snap_crc32c(c, buf + o, k);
+		c = crc32c(c, &pos, sizeof(pos));
+		c = crc32c(c, buf + o, k);
 		if (out >= 0 && pwrite(out, buf + o, k, pos) != (ssize_t)k)
 			*ret = -EIO;
 	}
@@ -63,7 +64,7 @@ static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
 		return buf ? -errno : -ENOMEM;
 	}
 	end = st.st_size;
-	c = snap_crc32c(c, &end, sizeof(end));
+	c = crc32c(c, &end, sizeof(end));
 	while (!ret && (data = lseek(fd, data, SEEK_DATA)) >= 0 && data < end) {
 		data &= ~(off_t)(MEM_PAGE - 1);		/* block-aligned, as the zero test */
 		hole = lseek(fd, data, SEEK_HOLE);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/crc32c.h"
 #include "snapshots/state_file.h"
 #include "vmm/guest_mem.h"
 
@@ -57,7 +58,7 @@ int snap_state_finish(struct snap_w *w)
 
 	if (w->err)
 		return w->err;
-	crc = snap_crc32c(0, w->p, w->len);
+	crc = crc32c(0, w->p, w->len);
 	snap_w_u32(w, crc);
 	if (!w->err && w->len > SNAP_STATE_MAX)
 		return -E2BIG;
@@ -141,7 +142,7 @@ int snap_state_parse(const uint8_t *buf, size_t len, struct snap_state *out,
 	if (len < SNAP_HEADER_SIZE + 4)
 		return bad(err, errlen, -EBADMSG, "file too short");
 	memcpy(&want, buf + len - 4, 4);
-	crc = snap_crc32c(0, buf, len - 4);
+	crc = crc32c(0, buf, len - 4);
 	snap_r_init(&r, buf, len - 4);
 	ret = parse_header(&r, &out->h, err, errlen);
 	if (ret)

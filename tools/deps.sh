@@ -4,7 +4,7 @@
 # is missing.
 set -eu
 PKGS="gcc make clang libclang-rt-14-dev pkg-config libslirp-dev libcjson-dev libseccomp-dev
-libcriterion-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-static
+libcriterion-dev nettle-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-static
 bc flex bison libelf-dev libssl-dev dwarves e2fsprogs cpio xz-utils
 python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap"
 missing=""

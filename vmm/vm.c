@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "common/mono_time.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
 #include "common/log.h"
@@ -28,10 +29,7 @@ static const char base_cmdline[] =
 
 double vm_elapsed(const struct vm *vm)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - vm->t0.tv_sec) + (double)(now.tv_nsec - vm->t0.tv_nsec) / 1e9;
+	return mono_now_s() - vm->t0;
 }
 
 int vm_add_device(struct vm *vm, const struct vm_device_ops *ops, void *dev)
@@ -233,7 +231,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 	int ret;
 
 	memset(vm, 0, sizeof(*vm));
-	clock_gettime(CLOCK_MONOTONIC, &vm->t0);
+	vm->t0 = mono_now_s();
 	vm->kvm.sys_fd = vm->kvm.vm_fd = -1;
 	vm->kernel_fd = -1;
 	vm->pio.name = "pio";

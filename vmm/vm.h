@@ -147,7 +147,7 @@ struct vm {
 	 * (snapshots/disk_layers.c); NULL: no disk. */
 	void *root_disk;
 	void *net;			/* devices/virtio_net.c's device, for the control API; NULL: none */
-	struct timespec t0;
+	double t0;			/* mono_now_s() at vm_create, for vm_elapsed */
 	/* Written by vCPU threads, read after the loop stops. */
 	int stop_requested;
 	struct vm_result result;

@@ -10,15 +10,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mono_time.h"
 #include "net_filter.h"
 #include "devices/netpolicy/net_events.h"
 
 static uint64_t mono_ms(void *opaque)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_now_ms();
 }
 
 /* ---- policy object ---- */

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/sandbox_api.h"
 #include "vmm/vm.h"
 
@@ -48,7 +49,7 @@ Test(sandbox_api, status_pause_error_shutdown)
 
 	snprintf(sock, sizeof(sock), "/tmp/mvm-api-test-%d.sock", (int)getpid());
 	cr_assert_eq(ev_init(&vm->loop), 0);
-	clock_gettime(CLOCK_MONOTONIC, &vm->t0);
+	vm->t0 = mono_now_s();
 	cr_assert_eq(sb_api_start(vm, "box", sock, &api), 0);
 	pthread_create(&t, NULL, client, NULL);
 	cr_assert_eq(ev_run(&vm->loop), 0, "the shutdown request ends the loop");

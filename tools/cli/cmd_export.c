@@ -16,6 +16,7 @@
 
 #include "common/cli_util.h"
 #include "common/dir_publish.h"
+#include "common/fs_util.h"
 #include "tools/cli/cmd_promote.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
@@ -87,7 +88,7 @@ static int export_tree(const char *name, const char *gpath, const char *dst, str
 		if (ret)
 			cli_err("export", "cannot move the copy to %s: %s; nothing exported", dst, err);
 	}
-	fetch_remove(stage);
+	rm_tree(stage);
 	return ret;
 }
 

@@ -17,6 +17,8 @@
 #include "images/qcow2.h"
 #include "images/qcow2_format.h"
 #include "common/cli_util.h"
+#include "common/fs_util.h"
+#include "common/mono_time.h"
 #include "tools/cli/cmd_image.h"
 #include "tools/cli/verb_args.h"
 #include "images/image_store.h"
@@ -375,22 +377,6 @@ static int builder_path(const char *name, char *out, size_t cap)
 	return -ENOENT;
 }
 
-static int mkdir_p(const char *path)
-{
-	char p[PATH_MAX];
-
-	snprintf(p, sizeof(p), "%s", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0755) && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	return mkdir(p, 0755) && errno != EEXIST ? -errno : 0;
-}
-
 static int run_builder(const char *script, const char *out, uint64_t size)
 {
 	const char *guest = cli_guest_dir();
@@ -424,10 +410,10 @@ static int cmd_build(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char script[PATH_MAX], *dir, *out = NULL, *meta = NULL;
-	struct timespec t0, t1;
 	uint64_t size = 0;
 	bool force = false;
-	int c, rc = EXIT_ERR;
+	int c, ret, rc = EXIT_ERR;
+	double t0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "fs:h", opts, NULL)) != -1) {
@@ -458,20 +444,17 @@ static int cmd_build(int argc, char **argv)
 		rc = EXIT_OK;
 		goto done;
 	}
-	if (mkdir_p(dir)) {
-		cli_err("image", "build: %s: %s", dir, strerror(errno));
+	if ((ret = mkdir_p(dir, 0755))) {
+		cli_err("image", "build: %s: %s", dir, strerror(-ret));
 		goto done;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = mono_now_s();
 	rc = run_builder(script, out, size);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc) {
 		cli_err("image", "build: %s failed (status %d)", argv[optind], rc);
 		rc = EXIT_ERR;
 	} else {
-		printf("image: built %s in %.1fs: %s\n", argv[optind],
-		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
-		       out);
+		printf("image: built %s in %.1fs: %s\n", argv[optind], mono_now_s() - t0, out);
 	}
 done:
 	free(meta);

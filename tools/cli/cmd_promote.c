@@ -18,6 +18,7 @@
 #include "guest/agent/proto.h"
 #include "common/cli_util.h"
 #include "common/dir_publish.h"
+#include "common/fs_util.h"
 #include "tools/cli/cmd_promote.h"
 #include "tools/sandbox/fetch.h"
 #include "tools/promote/promote_checks.h"
@@ -167,7 +168,7 @@ static int promote(struct promote_opts *o)
 		if (!msg[0])
 			snprintf(msg, sizeof(msg), "%s", strerror(-ret));
 		cli_err("promote", "no bundle written (%s)", msg);
-		fetch_remove(stage);
+		rm_tree(stage);
 	}
 	return ret;
 }

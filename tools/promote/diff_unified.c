@@ -1,5 +1,7 @@
 /* Unified hunks from a Myers line diff (tools/promote/diff_unified.h). */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,94 +57,148 @@ static bool eq(const struct side *a, size_t i, const struct side *b, size_t j)
 	       !memcmp(a->l[i].p, b->l[j].p, a->l[i].len);
 }
 
-static void emit(struct script *s, char op)
+/*
+ * Myers' diff in linear space (the paper's section 4b, as GNU diff and
+ * libxdiff do it): find a middle snake by searching from both ends at once,
+ * then solve the two halves the same way. Memory is two diagonal arrays of
+ * n + m + 3 entries whatever the edit distance (the greedy search with a
+ * walk back kept every step's array: ~128 MiB at DU_MAX_EDITS); the
+ * recursion is about log2(edits) deep, since each half has half the edits.
+ */
+struct lcs {
+	const struct side *a, *b;
+	size_t lo_a, lo_b;	/* a[x] is a->l[lo_a + x] */
+	long *kf, *kb;		/* furthest x per diagonal k = x - y, forward and backward */
+	struct script *s;
+};
+
+static bool eq_at(const struct lcs *c, long x, long y)
 {
-	s->op[s->n++] = op;
+	return eq(c->a, c->lo_a + (size_t)x, c->b, c->lo_b + (size_t)y);
 }
 
 /*
- * Myers' greedy forward search over a[lo_a, hi_a) and b[lo_b, hi_b), keeping
- * each step's furthest-reaching x per diagonal, then a walk back through
- * them. -E2BIG past DU_MAX_EDITS edits.
+ * One more step: the diagonals [*lo, *hi] of the last step, one wider on
+ * each side that stays inside [kmin, kmax] (one narrower where it cannot),
+ * the new outer neighbours set to @none so they are never chosen.
  */
+static void widen(long *v, long *lo, long *hi, long kmin, long kmax, long none)
+{
+	if (*lo > kmin)
+		v[--*lo - 1] = none;
+	else
+		++*lo;
+	if (*hi < kmax)
+		v[++*hi + 1] = none;
+	else
+		--*hi;
+}
+
+/*
+ * A point (*sx, *sy) on a shortest edit path through a[x0, x1) x b[y0, y1),
+ * with edits on both sides of it. Both ranges are non-empty and their first
+ * and last lines differ. Returns the edit distance, or -E2BIG when it
+ * exceeds @dmax (searched no further).
+ */
+static long middle_snake(struct lcs *c, long x0, long x1, long y0, long y1, long dmax, long *sx,
+			 long *sy)
+{
+	long fmid = x0 - y0, bmid = x1 - y1, kmin = x0 - y1, kmax = x1 - y0;
+	long fmin = fmid, fmax = fmid, bmin = bmid, bmax = bmid, *kf = c->kf, *kb = c->kb;
+	bool odd = (fmid - bmid) & 1;
+
+	kf[fmid] = x0;
+	kb[bmid] = x1;
+	for (long e = 1;; e++) {
+		/* Forward, step e: a path of e edits meeting one of e - 1 from the end. */
+		if (2 * e - 1 > dmax)
+			return -E2BIG;
+		widen(kf, &fmin, &fmax, kmin, kmax, -1);
+		for (long k = fmax; k >= fmin; k -= 2) {
+			long x = kf[k - 1] >= kf[k + 1] ? kf[k - 1] + 1 : kf[k + 1], y = x - k;
+
+			while (x < x1 && y < y1 && eq_at(c, x, y))
+				x++, y++;
+			kf[k] = x;
+			if (odd && bmin <= k && k <= bmax && kb[k] <= x) {
+				*sx = x, *sy = y;
+				return 2 * e - 1;
+			}
+		}
+		/* Backward, step e: e edits from the end meeting e from the start. */
+		if (2 * e > dmax)
+			return -E2BIG;
+		widen(kb, &bmin, &bmax, kmin, kmax, LONG_MAX);
+		for (long k = bmax; k >= bmin; k -= 2) {
+			long x = kb[k - 1] < kb[k + 1] ? kb[k - 1] : kb[k + 1] - 1, y = x - k;
+
+			while (x > x0 && y > y0 && eq_at(c, x - 1, y - 1))
+				x--, y--;
+			kb[k] = x;
+			if (!odd && fmin <= k && k <= fmax && x <= kf[k]) {
+				*sx = x, *sy = y;
+				return 2 * e;
+			}
+		}
+	}
+}
+
+static void emit_n(struct script *s, char op, long n)
+{
+	memset(s->op + s->n, op, (size_t)n);
+	s->n += (size_t)n;
+}
+
+/* Ops for a[x0, x1) against b[y0, y1), in file order. -E2BIG past @dmax edits. */
+static int compare(struct lcs *c, long x0, long x1, long y0, long y1, long dmax)
+{
+	long suf = 0, sx, sy, d;
+	int ret = 0;
+
+	for (d = 0; x0 + d < x1 && y0 + d < y1 && eq_at(c, x0 + d, y0 + d); d++)
+		;
+	emit_n(c->s, ' ', d);
+	x0 += d, y0 += d;
+	while (x0 < x1 - suf && y0 < y1 - suf && eq_at(c, x1 - 1 - suf, y1 - 1 - suf))
+		suf++;
+	x1 -= suf, y1 -= suf;
+	if (x0 == x1) {
+		emit_n(c->s, '+', y1 - y0);
+	} else if (y0 == y1) {
+		emit_n(c->s, '-', x1 - x0);
+	} else {
+		d = middle_snake(c, x0, x1, y0, y1, dmax, &sx, &sy);
+		if (d < 0)
+			return (int)d;
+		/* Each half has fewer edits than the whole: no limit needed below. */
+		ret = compare(c, x0, sx, y0, sy, LONG_MAX);
+		if (!ret)
+			ret = compare(c, sx, x1, sy, y1, LONG_MAX);
+	}
+	emit_n(c->s, ' ', suf);
+	return ret;
+}
+
+/* Ops for a[lo_a, hi_a) against b[lo_b, hi_b). -E2BIG past DU_MAX_EDITS edits (or DU_MAX_WORK). */
 static int myers(const struct side *a, size_t lo_a, size_t hi_a, const struct side *b,
 		 size_t lo_b, size_t hi_b, struct script *s)
 {
-	long n = (long)(hi_a - lo_a), m = (long)(hi_b - lo_b), max = n + m, d, k, x, y;
+	long n = (long)(hi_a - lo_a), m = (long)(hi_b - lo_b), max = n + m;
 	/* Edits and the work per edit step are both bounded: a hostile file costs seconds at most. */
 	long dmax = max < DU_MAX_EDITS ? max : DU_MAX_EDITS;
+	struct lcs c = { a, b, lo_a, lo_b, NULL, NULL, s };
+	long *v;
+	int ret;
 
 	if (max && dmax > DU_MAX_WORK / max)
 		dmax = DU_MAX_WORK / max;
-	long *v, **trace, found = -1;
-	size_t base = s->n;
-	int ret = -ENOMEM;
-
-	trace = calloc((size_t)dmax + 1, sizeof(*trace));
-	v = calloc((size_t)(2 * dmax + 3), sizeof(*v));
-	if (!trace || !v)
-		goto out;
-	for (d = 0; d <= dmax && found < 0; d++) {
-		long *cur = v + dmax + 1;	/* cur[k] for k in [-d-1, d+1] */
-
-		for (k = -d; k <= d; k += 2) {
-			x = (k == -d || (k != d && cur[k - 1] < cur[k + 1])) ? cur[k + 1] : cur[k - 1] + 1;
-			y = x - k;
-			while (x < n && y < m && eq(a, lo_a + (size_t)x, b, lo_b + (size_t)y))
-				x++, y++;
-			cur[k] = x;
-			if (x >= n && y >= m) {
-				found = d;
-				break;
-			}
-		}
-		trace[d] = malloc((size_t)(2 * d + 1) * sizeof(long));
-		if (!trace[d])
-			goto out;
-		memcpy(trace[d], cur - d, (size_t)(2 * d + 1) * sizeof(long));
-	}
-	if (found < 0) {
-		ret = -E2BIG;
-		goto out;
-	}
-	/* Walk back from (n, m), writing the ops backwards, then reverse them. */
-	x = n, y = m;
-	for (d = found; d >= 0; d--) {
-		long px, py, pk;
-
-		k = x - y;
-		if (d == 0) {
-			pk = k, px = 0;
-		} else {
-			long *p = trace[d - 1] + (d - 1);
-			bool down = k == -d || (k != d && p[k - 1] < p[k + 1]);
-
-			pk = down ? k + 1 : k - 1;
-			px = p[pk];
-		}
-		py = px - pk;
-		while (x > px && y > py) {
-			x--, y--;
-			emit(s, ' ');
-		}
-		if (d > 0) {
-			if (x == px)
-				emit(s, '+'), y--;
-			else
-				emit(s, '-'), x--;
-		}
-	}
-	for (size_t i = base, j = s->n - 1; s->n > base && i < j; i++, j--) {
-		char o = s->op[i];
-
-		s->op[i] = s->op[j];
-		s->op[j] = o;
-	}
-	ret = 0;
-out:
-	for (d = 0; trace && d <= dmax; d++)
-		free(trace[d]);
-	free(trace);
+	/* Diagonals -m-1 .. n+1, for each direction. */
+	v = malloc(2 * (size_t)(max + 3) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	c.kf = v + m + 1;
+	c.kb = v + (max + 3) + m + 1;
+	ret = compare(&c, 0, n, 0, m, dmax);
 	free(v);
 	return ret;
 }

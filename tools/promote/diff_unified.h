@@ -2,10 +2,10 @@
  * Line diff of two byte buffers, printed as unified hunks exactly as
  * `diff -u` prints the part after its ---/+++ lines: "@@ -l,n +l,n @@",
  * context lines, '-' before '+' in each change, "\ No newline at end of
- * file" after a last line without one. Pure. Myers' O(ND) algorithm on the
- * part between the common prefix and suffix; past DU_MAX_EDITS edits (or
- * DU_MAX_WORK) the middle is printed as one replacement (still a correct
- * patch, not minimal).
+ * file" after a last line without one. Pure. Myers' O(ND) algorithm in
+ * linear space (memory O(lines), not O(edits^2)) on the part between the
+ * common prefix and suffix; past DU_MAX_EDITS edits (or DU_MAX_WORK) the
+ * middle is printed as one replacement (still a correct patch, not minimal).
  */
 #ifndef MVM_DIFF_UNIFIED_H
 #define MVM_DIFF_UNIFIED_H

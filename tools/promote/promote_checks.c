@@ -8,16 +8,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/promote/promote_checks.h"
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 bool check_passed(const struct check_result *r)
 {
@@ -34,7 +27,7 @@ int promote_run_check(const char *name, const char *cmd, const char *cwd, char *
 	struct rlimit saved, cap;
 	struct ap_exit x = { 0 };
 	struct stat st;
-	double t0 = now_s();
+	double t0 = mono_now_s();
 	int fd, ret;
 
 	r->cmd = cmd;
@@ -57,7 +50,7 @@ int promote_run_check(const char *name, const char *cmd, const char *cwd, char *
 	ret = agent_exec_run(fd, &e, &io, &x, r->err, sizeof(r->err));
 	setrlimit(RLIMIT_FSIZE, &saved);
 	close(fd);
-	r->duration_s = now_s() - t0;
+	r->duration_s = mono_now_s() - t0;
 	if (ret)
 		return ret;
 	r->ran = true;

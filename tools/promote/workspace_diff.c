@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fs_util.h"
 #include "guest/agent/tree.h"
 #include "tools/sandbox/baseline.h"
 #include "tools/sandbox/cp.h"
@@ -24,11 +25,12 @@ static void note(void *opaque, const char *path, const char *what)
 /* mkdir -p of @rel's parents beneath @dfd (our own fresh directory), then open the last one. */
 static int make_parents(int dfd, const char *rel, const char **leaf)
 {
+	const char *slash = strrchr(rel, '/');
 	char part[8192];
 
-	for (const char *c = strchr(rel, '/'); c; c = strchr(c + 1, '/')) {
-		snprintf(part, sizeof(part), "%.*s", (int)(c - rel), rel);
-		mkdirat(dfd, part, 0700);
+	if (slash) {
+		snprintf(part, sizeof(part), "%.*s", (int)(slash - rel), rel);
+		mkdir_p_at(dfd, part, 0700);	/* a failure shows in tree_open_parent */
 	}
 	return tree_open_parent(dfd, rel, leaf);
 }
@@ -230,7 +232,7 @@ int wsdiff_run(const char *name, struct wsdiff *w)
 	ret = fetch(name, w, gpath, rel, tmp);
 	if (!ret)
 		ret = compare(name, w, &ms[i], rel, tmp);
-	fetch_remove(tmp);
+	rm_tree(tmp);
 	baseline_free(ms, n);
 	return ret;
 }

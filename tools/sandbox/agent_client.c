@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 
@@ -102,11 +103,11 @@ static int connect_once(const char *name, int timeout_ms)
 int agent_connect(const char *name, int timeout_ms)
 {
 	const struct timespec pause_100ms = { 0, 100 * 1000000L };
-	long deadline = now_ms() + timeout_ms;
+	uint64_t deadline = mono_now_ms() + (uint64_t)timeout_ms;
 	int fd;
 
 	/* A refusal means no agent listens right now (booting, or being restarted by init). */
-	while ((fd = connect_once(name, timeout_ms)) == -ECONNREFUSED && now_ms() < deadline)
+	while ((fd = connect_once(name, timeout_ms)) == -ECONNREFUSED && mono_now_ms() < deadline)
 		nanosleep(&pause_100ms, NULL);
 	return fd;
 }

@@ -9,6 +9,7 @@
 #include "guest/agent/proto.h"
 #include "tools/sandbox/baseline.h"
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
 #include "tools/sandbox/sandbox.h"
@@ -116,7 +117,7 @@ int baseline_remove(const char *name)
 		if (strcmp(de->d_name, "baseline") && strncmp(de->d_name, "tmp-diff-", 9))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
-		if (fetch_remove(p))
+		if (rm_tree(p))
 			ret = -EIO;
 	}
 	closedir(d);

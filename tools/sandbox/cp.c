@@ -20,6 +20,7 @@
 #include "guest/agent/tree.h"
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
 #include "tools/sandbox/path_sanitize.h"
@@ -177,7 +178,7 @@ static int get_new(const char *name, const char *src, const char *target, struct
 		ret = -errno;
 		snprintf(fo->err, sizeof(fo->err), "cannot move the copy to %s: %s", target, strerror(errno));
 	}
-	fetch_remove(stage);
+	rm_tree(stage);
 	return ret;
 }
 

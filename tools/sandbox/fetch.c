@@ -1,7 +1,6 @@
 /* Guest tree -> fresh host directory, with a list of what was left out (tools/sandbox/fetch.h). */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
@@ -159,14 +158,4 @@ int fetch_staging(const char *dst, char *stage, size_t cap)
 	if (snprintf(stage, cap, "%s/.%s.mvm-XXXXXX", dirname(a), basename(b)) >= (int)cap)
 		return -ENAMETOOLONG;
 	return mkdtemp(stage) ? 0 : -errno;
-}
-
-static int rm_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	return (type == FTW_DP ? rmdir(path) : unlink(path)) ? -1 : 0;
-}
-
-int fetch_remove(const char *path)
-{
-	return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) ? -errno : 0;
 }

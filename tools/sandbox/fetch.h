@@ -63,7 +63,5 @@ int fetch_recv(int fd, int parent_fd, const char *leaf, struct fetch_opts *o);
  * only when complete. 0 or -errno.
  */
 int fetch_staging(const char *dst, char *stage, size_t cap);
-/* rm -rf of a tree mvm wrote, never following a link. 0 or -errno. */
-int fetch_remove(const char *path);
 
 #endif

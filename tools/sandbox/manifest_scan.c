@@ -36,7 +36,7 @@ static int fail(struct scan *s, int ret, const char *what)
 static int hash_copy(struct scan *s, int fd, char sha[SHA256_HEX], uint64_t *size)
 {
 	char tmp[PATH_MAX], dst[PATH_MAX + SHA256_HEX];
-	struct sha256 h;
+	struct sha256_ctx h;
 	int out = -1, ret = 0;
 	ssize_t r;
 
@@ -55,7 +55,7 @@ static int hash_copy(struct scan *s, int fd, char sha[SHA256_HEX], uint64_t *siz
 			ret = fail(s, -errno, "read");
 			break;
 		}
-		sha256_update(&h, s->buf, (size_t)r);
+		sha256_update(&h, (size_t)r, s->buf);
 		*size += (uint64_t)r;
 		if (out >= 0 && (ret = ap_write_all(out, s->buf, (size_t)r)))
 			break;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
@@ -43,14 +44,6 @@ struct run_sb {
 	bool reaped;
 	double t0;
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 static void sleep_ms(int ms)
 {
@@ -268,9 +261,9 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 /* Booted: the agent answers. 0, -ECHILD if the VMM ended, -ETIMEDOUT, -EINTR. */
 static int wait_agent(struct run_sb *s)
 {
-	double deadline = now_s() + sb_start_timeout();
+	double deadline = mono_now_s() + sb_start_timeout();
 
-	while (now_s() < deadline) {
+	while (mono_now_s() < deadline) {
 		if (interrupted())
 			return -EINTR;
 		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm) {
@@ -309,12 +302,12 @@ static int exec_command(struct run_opts *o, struct run_sb *s, char *err, size_t 
 /* Reap the VMM if it ends within @secs (checked at least once). */
 static bool reaped_within(struct run_sb *s, double secs)
 {
-	double deadline = now_s() + secs;
+	double deadline = mono_now_s() + secs;
 
 	for (;;) {
 		if (waitpid(s->vmm, NULL, WNOHANG) == s->vmm)
 			return s->reaped = true;
-		if (now_s() >= deadline)
+		if (mono_now_s() >= deadline)
 			return false;
 		sleep_ms(5);
 	}
@@ -377,7 +370,7 @@ int run_in_sandbox(struct run_opts *o)
 	if (make_state(o, s) || pipe2(pfd, O_CLOEXEC))
 		goto out;
 	fflush(NULL);
-	s->t0 = now_s();
+	s->t0 = mono_now_s();
 	s->vmm = fork();
 	if (s->vmm == 0)
 		vmm_child(o, s, pfd[1], self, &mask);
@@ -405,7 +398,7 @@ int run_in_sandbox(struct run_opts *o)
 			snprintf(err, sizeof(err), "interrupted before the command ran");
 		if (!err[0])
 			status = exec_command(o, s, err, sizeof(err));
-		t_cmd = now_s();
+		t_cmd = mono_now_s();
 	}
 	/* Did the VM end by itself (a panic, a reset, an error)? Then that is
 	 * why the command could not run or finish; a VMM that is going down
@@ -414,7 +407,7 @@ int run_in_sandbox(struct run_opts *o)
 	stop_vmm(s);
 	have_report = s->vmm > 0 && read(pfd[0], &rep, sizeof(rep)) == sizeof(rep);
 	if (o->timing && have_report)
-		print_timing(s, &rep, t_cmd ? t_cmd : now_s(), now_s());
+		print_timing(s, &rep, t_cmd ? t_cmd : mono_now_s(), mono_now_s());
 	ret = outcome(status, &rep, have_report && died, err);
 out:
 	if (pfd[0] >= 0)

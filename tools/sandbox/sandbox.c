@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/events.h"
+#include "common/fs_util.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sock_probe.h"
@@ -222,68 +223,20 @@ int sb_list(char ***names)
 	return n;
 }
 
-/*
- * Empty directory @dfd: files and sockets, plus the directories checkpoints
- * and forks keep (checkpoints/, origin/). Never follows a symlink (unlinkat
- * removes the link itself; subdirectories open with O_NOFOLLOW); @depth
- * bounds the recursion. Closes @dfd.
- */
-static int empty_dir(int dfd, int depth)
-{
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	int ret = 0, sub;
-
-	if (!d) {
-		close(dfd);
-		return -errno;
-	}
-	while ((de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!unlinkat(dirfd(d), de->d_name, 0))
-			continue;
-		if (errno != EISDIR || depth <= 0) {
-			ret = -errno;
-			continue;
-		}
-		sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sub < 0 || empty_dir(sub, depth - 1) ||
-		    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR))
-			ret = -errno;
-	}
-	closedir(d);
-	return ret;
-}
-
 int sb_remove_state(const char *name)
 {
 	char dir[PATH_MAX];
-	int fd, ret = sb_path(name, NULL, dir, sizeof(dir));
+	int ret = sb_path(name, NULL, dir, sizeof(dir));
 
-	if (ret)
-		return ret;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = empty_dir(fd, 4);
-	return rmdir(dir) ? -errno : ret;
+	return ret ? ret : rm_tree(dir);
 }
 
 /* mkdir -p of the state root, private to the user; its path in @root. */
 static int make_root(char *root, size_t cap)
 {
-	char part[PATH_MAX];
-
 	if (sb_root(root, cap))
 		return -ENAMETOOLONG;
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {
-		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - root) : (int)strlen(root), root);
-		if (mkdir(part, 0700) && errno != EEXIST)
-			return -errno;
-		if (!p)
-			return 0;
-	}
+	return mkdir_p(root, 0700);
 }
 
 int sb_prepare_root(char *err, size_t cap)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 #include "images/qcow2.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
@@ -175,14 +176,7 @@ int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
 	}
 	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
 		return -ENAMETOOLONG;
-	for (char *p = strchr(root + 1, '/');; p = strchr(p + 1, '/')) {	/* mkdir -p */
-		if (p)
-			*p = 0;
-		mkdir(root, 0700);
-		if (!p)
-			break;
-		*p = '/';
-	}
+	mkdir_p(root, 0700);	/* a failure shows in the mkdir below */
 	if (mkdir(dir, 0700)) {
 		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", name);

@@ -9,17 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 /* Alive and not a zombie (a daemon's zombie lingers until its reaper runs). */
 static bool pid_alive(pid_t pid)
@@ -100,7 +93,7 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 {
 	int pfd[2];
 	pid_t child, vmm = 0;
-	double deadline = now_s() + timeout_s;
+	double deadline = mono_now_s() + timeout_s;
 	char p[PATH_MAX];
 
 	if (sb_vmm_pid(name) > 0) {
@@ -123,7 +116,7 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 	close(pfd[0]);
 	waitpid(child, NULL, 0);
 	/* Booted means: the agent answers a ping through vsock. */
-	while (now_s() < deadline) {
+	while (mono_now_s() < deadline) {
 		if (!pid_alive(vmm)) {
 			snprintf(err, errlen, "the VMM exited during boot (see mvm logs %s)", name);
 			log_reason(name, err, errlen);
@@ -140,9 +133,9 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 
 static bool wait_gone(pid_t pid, double secs)
 {
-	double deadline = now_s() + secs;
+	double deadline = mono_now_s() + secs;
 
-	while (now_s() < deadline) {
+	while (mono_now_s() < deadline) {
 		if (!pid_alive(pid))
 			return true;
 		sleep_ms(50);

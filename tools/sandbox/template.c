@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "snapshots/snapshot_dir.h"
+#include "common/fs_util.h"
 #include "guest/agent/proto.h"
 #include "snapshots/template.h"
 #include "tools/sandbox/agent_sync.h"
@@ -43,19 +44,6 @@ static int remove_dir(const char *dir)
 			ret = -errno;
 	closedir(d);
 	return rmdir(dir) && !ret ? -errno : ret;
-}
-
-static int mkdir_parents(const char *path)
-{
-	char part[PATH_MAX];
-
-	for (const char *p = strchr(path + 1, '/');; p = strchr(p + 1, '/')) {
-		snprintf(part, sizeof(part), "%.*s", p ? (int)(p - path) : (int)strlen(path), path);
-		if (mkdir(part, 0700) && errno != EEXIST)
-			return -errno;
-		if (!p)
-			return 0;
-	}
 }
 
 /* A whole small file (config.json) from @src to a new @dst. */
@@ -114,7 +102,7 @@ int sb_template_create(const char *tpl, const char *from, char *err, size_t errl
 		snprintf(err, errlen, "a template named %s already exists (mvm template rm %s)", tpl, tpl);
 		return -EEXIST;
 	}
-	ret = mkdir_parents(root);
+	ret = mkdir_p(root, 0700);
 	snprintf(stage, sizeof(stage), "%s/.%s.XXXXXX", root, tpl);
 	if (ret || !mkdtemp(stage)) {
 		snprintf(err, errlen, "cannot create the template store %s: %s", root,
