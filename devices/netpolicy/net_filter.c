@@ -716,13 +716,13 @@ static void pin_answer(struct net_policy *p, const uint8_t *msg, size_t len)
 
 /* What slirp tells the guest about a TCP connection: its acknowledgements
  * on DNS-over-TCP streams (dns_tcp_stream), and the end of connections. */
-static void inbound_tcp(struct net_policy *p, const struct net_pkt *k, bool vdns, uint64_t now)
+static void inbound_tcp(struct net_policy *p, const struct net_pkt *k, bool vdns)
 {
 	struct net_conn *c;
 
 	if (!vdns && !(k->tcp_flags & (NET_TCP_FIN | NET_TCP_RST)))
-		return; /* the common case costs no lookup */
-	c = net_conn_find(p, k, true, now);
+		return; /* the common case costs no lookup (and no clock read) */
+	c = net_conn_find(p, k, true, now_ms(p));
 	if (!c)
 		return;
 	if (c->vdns && (k->tcp_flags & NET_TCP_ACK)) {
@@ -760,7 +760,7 @@ enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, 
 	if (k.proto == IPPROTO_TCP && net_pkt_is_syn(&k))
 		net_conn_add(p, &k, true, now_ms(p), &full);
 	else if (k.proto == IPPROTO_TCP)
-		inbound_tcp(p, &k, vdns, now_ms(p));
+		inbound_tcp(p, &k, vdns);
 	else if (k.proto == IPPROTO_UDP || k.proto == IPPROTO_ICMP)
 		net_flow_inbound(p, &k, now_ms(p));
 	return NET_PASS;

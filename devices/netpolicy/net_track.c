@@ -74,10 +74,19 @@ static void conn_key(const struct net_pkt *k, bool reverse, struct net_conn *c)
 	c->dport = reverse ? k->sport : k->dport;
 }
 
-static bool conn_same(const struct net_conn *a, const struct net_conn *b)
+/* Compares in place: the per-frame lookup builds no key (hot path). */
+static bool conn_is(const struct net_conn *c, const struct net_pkt *k, bool reverse)
 {
-	return a->used && net_addr_equal(&a->src, &b->src) && net_addr_equal(&a->dst, &b->dst) &&
-	       a->sport == b->sport && a->dport == b->dport;
+	return c->used && c->sport == (reverse ? k->dport : k->sport) &&
+	       c->dport == (reverse ? k->sport : k->dport) &&
+	       net_addr_equal(&c->src, reverse ? &k->dst : &k->src) &&
+	       net_addr_equal(&c->dst, reverse ? &k->src : &k->dst);
+}
+
+static size_t conn_slot(const struct net_policy *p, const struct net_pkt *k, bool reverse)
+{
+	return reverse ? slot(p, &k->dst, &k->src, k->dport, k->sport, NET_CONNS_MAX)
+		       : slot(p, &k->src, &k->dst, k->sport, k->dport, NET_CONNS_MAX);
 }
 
 void net_conn_closed(struct net_policy *p, struct net_conn *c, bool forget)
@@ -102,15 +111,12 @@ static void conn_age(struct net_policy *p, struct net_conn *c, uint64_t now)
 struct net_conn *net_conn_find(struct net_policy *p, const struct net_pkt *k, bool reverse,
 			       uint64_t now)
 {
-	struct net_conn key;
-	size_t s;
+	size_t s = conn_slot(p, k, reverse);
 
-	conn_key(k, reverse, &key);
-	s = slot(p, &key.src, &key.dst, key.sport, key.dport, NET_CONNS_MAX);
 	for (size_t i = 0; i < PROBE; i++) {
 		struct net_conn *c = &p->conns[(s + i) % NET_CONNS_MAX];
 		conn_age(p, c, now);
-		if (conn_same(c, &key))
+		if (conn_is(c, k, reverse))
 			return c;
 	}
 	return NULL;
@@ -133,7 +139,7 @@ struct net_conn *net_conn_add(struct net_policy *p, const struct net_pkt *k, boo
 	if (!inbound && p->n_conns >= p->cfg.max_conns)
 		return NULL;
 	conn_key(k, inbound, &key);
-	s = slot(p, &key.src, &key.dst, key.sport, key.dport, NET_CONNS_MAX);
+	s = conn_slot(p, k, inbound);
 	/* A free slot, else the oldest that holds no slirp socket we count. */
 	for (size_t i = 0; !c && i < PROBE; i++) {
 		struct net_conn *x = &p->conns[(s + i) % NET_CONNS_MAX];
