@@ -42,13 +42,17 @@ static const struct range ranges[] = {
 
 enum net_addr_class net_addr_classify(const struct net_addr *a)
 {
-	struct net_addr net;
+	static struct net_addr nets[sizeof(ranges) / sizeof(ranges[0])];
+	static int parsed; /* each frame of a new flow classifies: parse once */
 
-	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
-		if (net_addr_parse(ranges[i].net, &net) == 0 &&
-		    net_addr_in_prefix(a, &net, ranges[i].prefix))
-			return ranges[i].cls;
+	if (!__atomic_load_n(&parsed, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			(void)net_addr_parse(ranges[i].net, &nets[i]); /* constants: cannot fail */
+		__atomic_store_n(&parsed, 1, __ATOMIC_RELEASE);
 	}
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (net_addr_in_prefix(a, &nets[i], ranges[i].prefix))
+			return ranges[i].cls;
 	return a->family ? NET_ADDR_PUBLIC : NET_ADDR_UNSPECIFIED;
 }
 
