@@ -47,10 +47,7 @@
 
 static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
-struct vnet;
-
 struct dns_slot {
-	struct vnet *n;
 	bool used;
 	int fd;			/* this query's own socket: its own random source port */
 	uint16_t id;		/* upstream query id, random */
@@ -192,8 +189,6 @@ static void answer(struct vnet *n, enum net_verdict v)
 		rx_deliver(n, n->res.reply, n->res.reply_len);
 }
 
-static void on_dns(void *opaque, uint32_t events);
-
 static void dns_slot_end(struct dns_slot *s)
 {
 	close(s->fd); /* leaves dns_ep with it */
@@ -234,7 +229,6 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
 		return;
 	}
-	s->n = n;
 	s->fd = fd;
 	s->used = true;
 	s->deadline = mono_ms() + DNS_TIMEOUT_MS;
