@@ -3,6 +3,7 @@
 # - A UDP datagram from guest port 68 to a real host's port 67 (the old DHCP
 #   exemption) never arrives, in every mode but open.
 # - The host's own addresses are denied even in open mode.
+# - A private-range rule with a port opens only that port, in open mode too.
 # - The connection cap refuses the connection beyond it with a RST and an event.
 . tests/integration/lib.sh
 . tests/integration/net.lib
@@ -14,6 +15,9 @@ PROBE="--copy $T/net_probe:/net_probe"
 : > "$T/dhcp.out"
 bg ip netns exec "$NS" socat -u UDP-RECV:67,bind=198.51.100.2 "OPEN:$T/dhcp.out,append"
 bg busybox httpd -f -p 198.51.100.1:8090 -h "$T/www"
+# a private address on the test host (its httpd listens on every address)
+ip -n "$NS" addr add 10.9.0.1/32 dev lo
+ip route replace 10.9.0.0/16 via 198.51.100.2 || fail "route to the private test net"
 i=0
 until busybox wget -q -O /dev/null http://198.51.100.1:8090/hello.txt 2>/dev/null; do
 	i=$((i + 1))
@@ -48,15 +52,20 @@ run_mvm run $PROBE --policy "$T/none.json" -- $tunnel tunnel-none
 expect_eq "mvm status (none)" 0 "$rc"
 
 # open: the datagram is ordinary traffic to a public address and arrives;
-# the host's own address is not public, even in open mode
-run_mvm run $PROBE --net open -- sh -c "
+# the host's own address is not public, even in open mode; a private range
+# rule opens its port only
+run_mvm run $PROBE --net open --allow 10.9.0.0/16:8080/tcp -- sh -c "
 	$tunnel tunnel-open
 	timeout 20 wget -q -O- http://198.51.100.1:8090/hello.txt; echo host=\$?
-	timeout 20 wget -q -O- http://203.0.113.10:8080/hello.txt; echo test=\$?"
+	timeout 20 wget -q -O- http://203.0.113.10:8080/hello.txt; echo test=\$?
+	timeout 20 wget -q -O- http://10.9.0.1:8080/hello.txt; echo p8080=\$?
+	timeout 20 wget -q -O- http://10.9.0.1:8081/hello.txt; echo p8081=\$?"
 cat "$T/out" "$T/err"
 expect_eq "mvm status (open)" 0 "$rc"
 expect_match "host address refused" 'host=1' "$(cat "$T/out")"
-expect_match "test host reached" 'hello-from-test-host' "$(cat "$T/out")"
+expect_match "test host reached" 'test=0' "$(cat "$T/out")"
+expect_match "private rule's port" 'p8080=0' "$(cat "$T/out")"
+expect_match "private range, other port" 'p8081=1' "$(cat "$T/out")"
 i=0
 until grep -q tunnel-open "$T/dhcp.out"; do
 	i=$((i + 1))
