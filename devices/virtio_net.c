@@ -9,6 +9,7 @@
  * of our own on the event loop: the question goes to --dns-server (or the
  * host's first /etc/resolv.conf nameserver), the raw answer goes back to
  * net_filter_dns_response(); no answer within DNS_TIMEOUT_MS is SERVFAIL.
+ * Each query has its own socket (random source port) and a random id.
  * Nothing here blocks the loop. Frames for the guest wait in a bounded
  * ring when it has posted no RX buffers and are flushed on its RX kick.
  */
@@ -20,12 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "common/mono_time.h"
+#include "devices/dns_upstream.h"
 #include "devices/netpolicy/net_filter.h"
 #include "devices/net_slirp.h"
 #include "devices/virtio_devices.h"
@@ -44,12 +45,14 @@
 #define DNS_PENDING 64		/* resolutions in flight */
 #define DNS_TIMEOUT_MS 3000
 #define TICK_MS 250
+#define HOST_ADDRS_TICKS 20	/* the host's addresses are re-read every 5 s */
 
 static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
 struct dns_slot {
 	bool used;
-	uint16_t id;		/* upstream query id */
+	int fd;			/* this query's own socket: its own random source port */
+	uint16_t id;		/* upstream query id, random */
 	uint64_t deadline;
 	struct net_dns_pending q;
 };
@@ -76,13 +79,14 @@ struct vnet {
 	uint64_t denied;
 	char first_denied[NET_EVENT_JSON_MAX];
 	/* resolver */
-	int dns_fd, tick_fd;
+	int tick_fd;
+	int dns_ep;		/* private epoll set of the queries' sockets: one loop handler */
+	unsigned ticks;
 	struct sockaddr_storage dns_addr; /* family 0: no upstream */
 	socklen_t dns_addrlen;
 	char dns_name[160];
-	bool dns_tried;
+	bool dns_warned;
 	struct dns_slot dns[DNS_PENDING];
-	uint16_t next_id;
 };
 
 /* ---- RX: frames for the guest ---- */
@@ -179,13 +183,17 @@ static void answer(struct vnet *n, enum net_verdict v)
 		rx_deliver(n, n->res.reply, n->res.reply_len);
 }
 
-static void resolver_connect(struct vnet *n);
+static void dns_slot_end(struct dns_slot *s)
+{
+	close(s->fd); /* leaves dns_ep with it */
+	s->fd = -1;
+	s->used = false;
+}
 
 static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 {
 	struct dns_slot *s = NULL;
-	uint8_t msg[DNS_HDR_LEN + NET_NAME_MAX + 2 + 4];
-	size_t len;
+	int fd = -ENOENT;
 
 	/* Only addresses are looked up; other types of allowed names get an
 	 * empty NOERROR answer (docs/network-policy.md). */
@@ -193,53 +201,77 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 		answer(n, net_filter_dns_answer(&n->pol, pq, NULL, 0, &n->res));
 		return;
 	}
-	if (n->dns_fd < 0 && !n->dns_tried)
-		resolver_connect(n);
 	for (int i = 0; i < DNS_PENDING && !s; i++)
 		if (!n->dns[i].used)
 			s = &n->dns[i];
-	if (!s || n->dns_fd < 0) {
+	if (s && n->dns_addr.ss_family)
+		fd = dns_upstream_send((struct sockaddr *)&n->dns_addr, n->dns_addrlen, pq->q.name,
+				       pq->q.qtype, &s->id);
+	if (fd >= 0 &&
+	    epoll_ctl(n->dns_ep, EPOLL_CTL_ADD, fd, &(struct epoll_event){EPOLLIN, {.ptr = s}})) {
+		close(fd);
+		fd = -ENOMEM;
+	}
+	if (fd < 0) {
+		if (s && !n->dns_warned) {
+			n->dns_warned = true;
+			log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve",
+				 n->dns_name[0] ? n->dns_name : "(none)",
+				 n->dns_addr.ss_family ? strerror(-fd)
+						       : "no nameserver in /etc/resolv.conf");
+		}
 		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
 		return;
 	}
-	s->id = n->next_id;
-	n->next_id = (uint16_t)(n->next_id * 75 + 74 + (uint16_t)mono_now_ms()) ^ 0x5a5a;
-	if (dns_build_query(s->id, pq->q.name, pq->q.qtype, msg, sizeof(msg), &len) ||
-	    send(n->dns_fd, msg, len, MSG_DONTWAIT) != (ssize_t)len) {
-		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
-		return;
-	}
+	s->fd = fd;
 	s->used = true;
 	s->deadline = mono_now_ms() + DNS_TIMEOUT_MS;
 	s->q = *pq;
 }
 
-static void on_dns(void *opaque, uint32_t events)
+/* A slot's socket is connected: only the upstream's datagrams arrive. */
+static void dns_slot_read(struct vnet *n, struct dns_slot *s)
 {
-	struct vnet *n = opaque;
 	uint8_t msg[4096];
 	ssize_t len;
 
-	pthread_mutex_lock(&n->d->lock);
-	while ((len = recv(n->dns_fd, msg, sizeof(msg), MSG_DONTWAIT)) >= 0) {
-		uint16_t id;
-
-		if (len < DNS_HDR_LEN || !(msg[2] & 0x80))
+	while (s->used && (len = recv(s->fd, msg, sizeof(msg), MSG_DONTWAIT)) >= 0) {
+		if (len < DNS_HDR_LEN || !(msg[2] & 0x80) ||
+		    (uint16_t)(msg[0] << 8 | msg[1]) != s->id)
 			continue;
-		id = (uint16_t)(msg[0] << 8 | msg[1]);
-		for (int i = 0; i < DNS_PENDING; i++) {
-			struct dns_slot *s = &n->dns[i];
-
-			if (!s->used || s->id != id)
-				continue;
-			s->used = false;
-			answer(n, net_filter_dns_response(&n->pol, &s->q, msg, (size_t)len,
-							  &n->res));
-			break;
-		}
+		dns_slot_end(s);
+		answer(n, net_filter_dns_response(&n->pol, &s->q, msg, (size_t)len, &n->res));
 	}
+}
+
+static void on_dns(void *opaque, uint32_t events)
+{
+	struct vnet *n = opaque;
+	struct epoll_event evs[DNS_PENDING];
+	int cnt;
+
+	pthread_mutex_lock(&n->d->lock);
+	cnt = epoll_wait(n->dns_ep, evs, DNS_PENDING, 0);
+	for (int i = 0; i < cnt; i++)
+		dns_slot_read(n, evs[i].data.ptr);
 	rx_signal(n);
 	pthread_mutex_unlock(&n->d->lock);
+}
+
+/* The host's interface addresses, for the policy (read outside the lock:
+ * getifaddrs is a netlink round trip). */
+static void refresh_host_addrs(struct vnet *n, bool locked)
+{
+	struct net_addr a[NET_HOST_ADDRS_MAX];
+	int cnt = net_host_addrs_read(a, NET_HOST_ADDRS_MAX);
+
+	if (cnt < 0)
+		return; /* keep the last list */
+	if (!locked)
+		pthread_mutex_lock(&n->d->lock);
+	net_policy_set_host_addrs(&n->pol, a, (size_t)cnt);
+	if (!locked)
+		pthread_mutex_unlock(&n->d->lock);
 }
 
 static void on_tick(void *opaque, uint32_t events)
@@ -248,12 +280,14 @@ static void on_tick(void *opaque, uint32_t events)
 	uint64_t now = mono_now_ms(), cnt;
 
 	(void)!read(n->tick_fd, &cnt, sizeof(cnt));
+	if (++n->ticks % HOST_ADDRS_TICKS == 0)
+		refresh_host_addrs(n, false);
 	pthread_mutex_lock(&n->d->lock);
 	for (int i = 0; i < DNS_PENDING; i++) {
 		struct dns_slot *s = &n->dns[i];
 
 		if (s->used && now >= s->deadline) {
-			s->used = false;
+			dns_slot_end(s);
 			answer(n, net_filter_dns_fail(&n->pol, &s->q, DNS_RCODE_SERVFAIL, &n->res));
 		}
 	}
@@ -279,8 +313,9 @@ static int host_nameserver(char *out, size_t cap)
 	return ret;
 }
 
-/* Parse the upstream now (a bad --dns-server is a usage error); connect on
- * first use, so a host without a route to it is quiet until a name is asked. */
+/* Parse the upstream now (a bad --dns-server is a usage error); each query
+ * opens its own socket, so a host without a route to it is quiet until a
+ * name is asked. */
 static int resolver_open(struct vnet *n, const char *server, char *err, size_t errlen)
 {
 	if (!server) {
@@ -296,27 +331,6 @@ static int resolver_open(struct vnet *n, const char *server, char *err, size_t e
 		return -EINVAL;
 	}
 	return 0;
-}
-
-static void resolver_connect(struct vnet *n)
-{
-	const char *why = "no nameserver in /etc/resolv.conf";
-	int fd;
-
-	n->dns_tried = true;
-	if (n->dns_addr.ss_family) {
-		fd = socket(n->dns_addr.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd >= 0 && !connect(fd, (struct sockaddr *)&n->dns_addr, n->dns_addrlen) &&
-		    !ev_add(&n->vm->loop, fd, EPOLLIN, on_dns, n)) {
-			n->dns_fd = fd;
-			return;
-		}
-		why = strerror(errno);
-		if (fd >= 0)
-			close(fd);
-	}
-	log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve",
-		 n->dns_name[0] ? n->dns_name : "(none)", why);
 }
 
 /* ---- TX: frames from the guest ---- */
@@ -407,9 +421,12 @@ static void net_destroy(struct virtio_dev *d)
 	if (n->vm->net == n)
 		n->vm->net = NULL;
 	net_slirp_destroy(n->slirp);
-	if (n->dns_fd >= 0) {
-		ev_del(&n->vm->loop, n->dns_fd);
-		close(n->dns_fd);
+	for (int i = 0; i < DNS_PENDING; i++)
+		if (n->dns[i].used)
+			dns_slot_end(&n->dns[i]);
+	if (n->dns_ep >= 0) {
+		ev_del(&n->vm->loop, n->dns_ep);
+		close(n->dns_ep);
 	}
 	if (n->tick_fd >= 0) {
 		ev_del(&n->vm->loop, n->tick_fd);
@@ -504,6 +521,7 @@ static int setup_policy(struct vnet *n, const struct vm_net *c, char *err, size_
 		n->events_stderr_summary = true;
 	}
 	net_policy_set_events(&n->pol, on_event, n);
+	refresh_host_addrs(n, true);
 	return 0;
 }
 
@@ -583,10 +601,8 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	if (!n)
 		return -ENOMEM;
 	n->vm = vm;
-	n->dns_fd = n->tick_fd = -1;
+	n->tick_fd = n->dns_ep = -1;
 	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
-	if (getrandom(&n->next_id, sizeof(n->next_id), 0) != sizeof(n->next_id))
-		n->next_id = (uint16_t)mono_now_ms();
 	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;
 	if (ret) {
 		n->d = NULL;
@@ -615,6 +631,10 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	}
 	if (!ret)
 		ret = resolver_open(n, c->dns_server, err, errlen);
+	if (!ret) {
+		n->dns_ep = epoll_create1(EPOLL_CLOEXEC);
+		ret = n->dns_ep < 0 ? -errno : ev_add(&vm->loop, n->dns_ep, EPOLLIN, on_dns, n);
+	}
 	if (!ret) {
 		n->tick_fd = ev_timer(&vm->loop, TICK_MS, TICK_MS, on_tick, n);
 		ret = n->tick_fd < 0 ? n->tick_fd : 0;

@@ -79,31 +79,6 @@ static int check_counts(const uint8_t *msg)
 	return 0;
 }
 
-int dns_parse_query(const uint8_t *msg, size_t len, struct dns_query *q)
-{
-	size_t off;
-
-	memset(q, 0, sizeof(*q));
-	if (len < DNS_HDR_LEN || check_counts(msg))
-		return -EINVAL;
-	q->id = rd16(msg);
-	q->flags = rd16(msg + 2);
-	q->opcode = (q->flags >> 11) & 0xf;
-	if ((q->flags & 0x8000) || rd16(msg + 4) != 1)
-		return -EPROTO;
-	if (dns_read_name(msg, len, DNS_HDR_LEN, q->name, sizeof(q->name), &off))
-		return -EINVAL;
-	if (off + 4 > len)
-		return -EINVAL;
-	q->qtype = rd16(msg + off);
-	q->qclass = rd16(msg + off + 2);
-	q->question_end = off + 4;
-	/* Uncompressed, the name takes strlen + 2 octets (1 for the root); a
-	 * pointer makes the wire form differ from that, never equal to it. */
-	q->compressed = off - DNS_HDR_LEN != (q->name[0] ? strlen(q->name) + 2 : 1);
-	return 0;
-}
-
 struct rr {
 	char owner[NET_NAME_MAX + 1];
 	uint16_t type, class;
@@ -125,6 +100,43 @@ static int read_rr(const uint8_t *msg, size_t len, size_t *off, struct rr *rr)
 	if (rr->rdoff + rr->rdlen > len)
 		return -EINVAL;
 	*off = rr->rdoff + rr->rdlen;
+	return 0;
+}
+
+int dns_parse_query(const uint8_t *msg, size_t len, struct dns_query *q)
+{
+	size_t off;
+
+	memset(q, 0, sizeof(*q));
+	if (len < DNS_HDR_LEN || check_counts(msg))
+		return -EINVAL;
+	q->id = rd16(msg);
+	q->flags = rd16(msg + 2);
+	q->opcode = (q->flags >> 11) & 0xf;
+	if ((q->flags & 0x8000) || rd16(msg + 4) != 1)
+		return -EPROTO;
+	if (dns_read_name(msg, len, DNS_HDR_LEN, q->name, sizeof(q->name), &off))
+		return -EINVAL;
+	if (off + 4 > len)
+		return -EINVAL;
+	q->qtype = rd16(msg + off);
+	q->qclass = rd16(msg + off + 2);
+	q->question_end = off + 4;
+	/* What follows the question must be whole records (usually one EDNS
+	 * OPT) that end with the message: trailing bytes are not ignored, they
+	 * are what a smuggled second query would hide in. */
+	off = q->question_end;
+	for (unsigned i = 0, n = rd16(msg + 6) + rd16(msg + 8) + rd16(msg + 10); i < n; i++) {
+		struct rr rr;
+
+		if (read_rr(msg, len, &off, &rr))
+			return -EINVAL;
+	}
+	if (off != len)
+		return -EINVAL;
+	/* Uncompressed, the name takes strlen + 2 octets (1 for the root); a
+	 * pointer makes the wire form differ from that, never equal to it. */
+	q->compressed = off - DNS_HDR_LEN != (q->name[0] ? strlen(q->name) + 2 : 1);
 	return 0;
 }
 

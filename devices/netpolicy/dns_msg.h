@@ -56,8 +56,9 @@ struct dns_answer {
 int dns_read_name(const uint8_t *msg, size_t len, size_t off, char *out, size_t outlen,
 		  size_t *next) __attribute__((warn_unused_result));
 
-/* Parse a query: QR=0, QDCOUNT=1, counts capped. Returns 0, -EINVAL
- * (malformed) or -EPROTO (well formed but not a query we answer: QR set or
+/* Parse a query: QR=0, QDCOUNT=1, counts capped, the records after the
+ * question whole and ending exactly at @len. Returns 0, -EINVAL
+ * (malformed, or bytes after the last record) or -EPROTO (well formed but not a query we answer: QR set or
  * QDCOUNT != 1). For opcodes other than QUERY q->opcode tells the caller. */
 int dns_parse_query(const uint8_t *msg, size_t len, struct dns_query *q)
     __attribute__((warn_unused_result));

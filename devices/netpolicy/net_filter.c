@@ -13,6 +13,7 @@
 #include "common/mono_time.h"
 #include "net_filter.h"
 #include "devices/netpolicy/net_events.h"
+#include "devices/netpolicy/net_track.h"
 
 static uint64_t mono_ms(void *opaque)
 {
@@ -27,11 +28,10 @@ int net_policy_init(struct net_policy *p, enum net_mode mode)
 	net_rules_init(&p->rules, mode);
 	net_config_default(&p->cfg);
 	p->clock_ms = mono_ms;
-	p->conns = calloc(NET_CONNS_MAX, sizeof(*p->conns));
-	if (!p->conns)
+	if (net_track_init(p))
 		return -ENOMEM;
 	if (net_pins_init(&p->pins, 0, p->cfg.ttl_min, p->cfg.ttl_max)) {
-		free(p->conns);
+		net_track_free(p);
 		return -ENOMEM;
 	}
 	p->tokens_milli = (uint64_t)p->cfg.ev_burst * 1000;
@@ -43,8 +43,7 @@ void net_policy_free(struct net_policy *p)
 	net_policy_flush_events(p);
 	net_rules_free(&p->rules);
 	net_pins_free(&p->pins);
-	free(p->conns);
-	p->conns = NULL;
+	net_track_free(p);
 }
 
 static void after_load(struct net_policy *p)
@@ -160,30 +159,65 @@ static bool in_virtual_net(const struct net_config *c, const struct net_addr *a)
 	       net_addr_in_prefix(a, &c->net6, c->prefix6);
 }
 
+static bool is_host_addr(const struct net_policy *p, const struct net_addr *a)
+{
+	for (size_t i = 0; i < p->n_host_addrs; i++)
+		if (net_addr_equal(&p->host_addrs[i], a))
+			return true;
+	return false;
+}
+
 /* Special destinations, in every mode. Loopback, unspecified, v4-mapped and
  * reserved addresses would make slirp connect to the host itself (a crafted
- * frame can carry any destination): never. Private, CGNAT, link-local (the
- * cloud metadata service) and unique-local: only under an allow CIDR rule
- * covering them, as for DNS answers (net_pins_answer_ok). */
-static bool special_dst_ok(const struct net_policy *p, const struct net_addr *dst, char *why,
-			   size_t wl)
+ * frame can carry any destination): never. The host's own addresses: only
+ * a rule naming that address (as for the gateway). Private, CGNAT,
+ * link-local (the cloud metadata service), unique-local and translated
+ * (NAT64, 6to4, Teredo): only an allow CIDR rule covering them, and only
+ * for the rule's ports and protocols, even in open mode. */
+static bool special_dst_ok(const struct net_policy *p, const struct net_addr *dst, uint16_t port,
+			   unsigned proto, char *why, size_t wl)
 {
 	enum net_addr_class c = net_addr_classify(dst);
 
 	switch (c) {
 	case NET_ADDR_PUBLIC:
-		return true;
 	case NET_ADDR_PRIVATE:
 	case NET_ADDR_CGNAT:
 	case NET_ADDR_LINKLOCAL:
 	case NET_ADDR_ULA:
-		if (net_pins_answer_ok(&p->rules, dst))
-			return true;
+	case NET_ADDR_TRANSLATED:
 		break;
 	default:
-		break;
+		snprintf(why, wl, "%s destination", net_addr_class_name(c));
+		return false;
 	}
+	if (is_host_addr(p, dst)) {
+		if (net_rules_find_addr(&p->rules, NET_ALLOW, dst, port, proto, true))
+			return true;
+		snprintf(why, wl, "host address");
+		return false;
+	}
+	if (c == NET_ADDR_PUBLIC ||
+	    net_rules_find_addr(&p->rules, NET_ALLOW, dst, port, proto, false))
+		return true;
 	snprintf(why, wl, "%s destination", net_addr_class_name(c));
+	return false;
+}
+
+/* Rebinding guard for a DNS answer: the pins' rule, and the host's own
+ * addresses only when a rule names the address. */
+static bool answer_ok(const struct net_policy *p, const struct net_addr *a)
+{
+	if (!net_pins_answer_ok(&p->rules, a))
+		return false;
+	if (!is_host_addr(p, a))
+		return true;
+	for (size_t i = 0; i < p->rules.n; i++) {
+		const struct net_rule *r = &p->rules.v[i];
+		if (r->action == NET_ALLOW && r->kind == NET_RULE_CIDR &&
+		    r->prefix == (a->family == AF_INET ? 32u : 128u) && net_addr_equal(&r->addr, a))
+			return true;
+	}
 	return false;
 }
 
@@ -205,7 +239,7 @@ static bool decide(struct net_policy *p, const struct net_addr *dst, uint16_t po
 	}
 	if (in_virtual_net(&p->cfg, dst))
 		return decide_virtual(p, dst, port, proto, why, wl);
-	if (!special_dst_ok(p, dst, why, wl))
+	if (!special_dst_ok(p, dst, port, proto, why, wl))
 		return false;
 	if (rs->mode == NET_MODE_NONE) {
 		snprintf(why, wl, "mode none");
@@ -263,81 +297,6 @@ static bool name_allowed(const struct net_policy *p, const char *name, char *why
 	}
 	snprintf(why, wl, p->rules.mode == NET_MODE_NONE ? "mode none" : "name not allowlisted");
 	return false;
-}
-
-/* ---- connection tracking: TCP connections whose SYN was admitted ---- */
-
-#define CONN_PROBE 8 /* slots probed per lookup; a full window evicts its oldest */
-
-static struct net_conn conn_key(const struct net_pkt *k, bool reverse)
-{
-	struct net_conn c;
-
-	memset(&c, 0, sizeof(c));
-	c.src = reverse ? k->dst : k->src;
-	c.dst = reverse ? k->src : k->dst;
-	c.sport = reverse ? k->dport : k->sport;
-	c.dport = reverse ? k->sport : k->dport;
-	return c;
-}
-
-static uint32_t fnv(uint32_t h, const void *d, size_t n)
-{
-	const uint8_t *b = d;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-static size_t conn_slot(const struct net_conn *key)
-{
-	uint32_t h = fnv(2166136261u, key->src.b, 16);
-
-	h = fnv(h, key->dst.b, 16);
-	h = fnv(h, &key->sport, sizeof(key->sport));
-	h = fnv(h, &key->dport, sizeof(key->dport));
-	return h % NET_CONNS_MAX;
-}
-
-static bool conn_same(const struct net_conn *a, const struct net_conn *b)
-{
-	return a->used && net_addr_equal(&a->src, &b->src) && net_addr_equal(&a->dst, &b->dst) &&
-	       a->sport == b->sport && a->dport == b->dport;
-}
-
-static struct net_conn *conn_find(struct net_policy *p, const struct net_conn *key, uint64_t now)
-{
-	size_t s = conn_slot(key);
-
-	for (size_t i = 0; i < CONN_PROBE; i++) {
-		struct net_conn *c = &p->conns[(s + i) % NET_CONNS_MAX];
-		if (c->used && now - c->last_ms > NET_CONN_IDLE_MS)
-			c->used = false;
-		if (conn_same(c, key))
-			return c;
-	}
-	return NULL;
-}
-
-static void conn_add(struct net_policy *p, const struct net_conn *key, uint64_t now)
-{
-	size_t s = conn_slot(key);
-	struct net_conn *c = conn_find(p, key, now), *old = NULL;
-
-	for (size_t i = 0; !c && i < CONN_PROBE; i++) {
-		struct net_conn *x = &p->conns[(s + i) % NET_CONNS_MAX];
-		if (!x->used)
-			c = x;
-		else if (!old || x->last_ms < old->last_ms)
-			old = x;
-	}
-	if (!c)
-		c = old;
-	*c = *key;
-	c->used = true;
-	c->last_ms = now;
-	c->gen = p->rules.gen;
 }
 
 /* ---- replies ---- */
@@ -445,12 +404,13 @@ static enum net_verdict dns_udp(struct net_policy *p, const struct net_pkt *k,
 	return out->verdict = NET_RESOLVE;
 }
 
-/* DNS over TCP: slirp carries the connection, so a blocked name cannot be
- * answered in-stream; the segment is never forwarded and the guest gets a
- * RST. Every message must be complete in its segment (RFC 7766 §8 lets a
- * client split it, but then the name would pass unchecked). */
-static enum net_verdict dns_tcp_data(struct net_policy *p, const struct net_pkt *k,
-				     struct net_filter_result *out)
+/* The queries in one DNS-over-TCP segment: whole length-prefixed messages
+ * (RFC 7766 §8 lets a client split one, but then the name would pass
+ * unchecked), each a well-formed query for an allowed name with nothing
+ * after it. A blocked name cannot be answered in-stream (slirp carries the
+ * connection): the guest gets a RST and the segment is never forwarded. */
+static enum net_verdict dns_tcp_queries(struct net_policy *p, const struct net_pkt *k,
+					struct net_filter_result *out)
 {
 	const uint8_t *buf = k->frame + k->data_off, *msg;
 	size_t left = k->data_len, mlen;
@@ -471,6 +431,45 @@ static enum net_verdict dns_tcp_data(struct net_policy *p, const struct net_pkt 
 		left -= (size_t)used;
 	}
 	return pass(out, "dns tcp");
+}
+
+static bool seq_le(uint32_t a, uint32_t b)
+{
+	return (int32_t)(a - b) <= 0;
+}
+
+/* DNS over TCP to the virtual nameserver: slirp reassembles the stream, so
+ * checking segments is only sound if slirp receives exactly the segments
+ * checked, in order, whole. A segment with data passes only when it starts
+ * at the next byte, slirp has acknowledged everything before it (its ACK
+ * is the truth: slirp's stream then ends on a query boundary, whatever
+ * SYNs or RSTs the guest sent) and it fits slirp's window (so slirp keeps
+ * all of it). Segments slirp already holds entirely pass: it discards
+ * them. Out of order, overlapping, after FIN, or urgent data (slirp sends
+ * it out of band, which takes it out of the resolver's stream): dropped. */
+static enum net_verdict dns_tcp_stream(struct net_policy *p, struct net_conn *c,
+				       const struct net_pkt *k, struct net_filter_result *out)
+{
+	uint32_t end = k->seq + (uint32_t)k->data_len;
+
+	if (k->tcp_flags & NET_TCP_URG) {
+		net_deny_event(p, k, "dns", NULL, "DNS over TCP: urgent data");
+		return answer_rst(out, k, "dns tcp urgent");
+	}
+	if (!k->data_len)
+		return pass(out, "dns tcp control");
+	if (c->ack_known && seq_le(end, c->slirp_ack))
+		return pass(out, "dns tcp retransmission slirp holds");
+	if (k->seq != c->next_seq || (c->fin & 1)) {
+		net_deny_event(p, k, "dns", NULL, "DNS over TCP: segment out of order");
+		return drop(out, "dns tcp out of order");
+	}
+	if (!c->ack_known || c->slirp_ack != c->next_seq || k->data_len > c->slirp_win)
+		return drop(out, "dns tcp: slirp has not acknowledged"); /* the guest retransmits */
+	if (dns_tcp_queries(p, k, out) != NET_PASS)
+		return out->verdict;
+	c->next_seq = end;
+	return NET_PASS;
 }
 
 static enum net_verdict dns_pending_reply(struct net_policy *p, const struct net_dns_pending *q,
@@ -502,7 +501,7 @@ enum net_verdict net_filter_dns_answer(struct net_policy *p, const struct net_dn
 		return dns_error(out, &q->pkt, q->msg, &q->q, DNS_RCODE_NXDOMAIN,
 				 "dns name no longer allowed");
 	for (size_t i = 0; i < n && nk < DNS_MAX_ADDRS; i++) {
-		if (!net_pins_answer_ok(&p->rules, &addrs[i].addr)) {
+		if (!answer_ok(p, &addrs[i].addr)) {
 			snprintf(reason, sizeof(reason), "rebinding: answer in %s range",
 				 net_addr_class_name(net_addr_classify(&addrs[i].addr)));
 			struct net_pkt k = q->pkt;
@@ -559,29 +558,62 @@ static unsigned proto_bit(const struct net_pkt *k)
  * it never left the link). Everything else multicast is dropped quietly. */
 static bool link_traffic(const struct net_policy *p, const struct net_pkt *k)
 {
-	if (k->proto == IPPROTO_UDP && k->family == AF_INET && k->sport == 68 && k->dport == 67)
+	static const uint8_t bcast[4] = {255, 255, 255, 255};
+
+	/* slirp answers BOOTP only to its own address or broadcast and sends
+	 * anything else out for real: a tunnel to anyhost:67, so not exempt. */
+	if (k->proto == IPPROTO_UDP && k->family == AF_INET && k->sport == 68 && k->dport == 67 &&
+	    (!memcmp(k->dst.b, bcast, 4) || net_addr_equal(&k->dst, &p->cfg.gw4)))
 		return p->cfg.allow_dhcp;
 	if (k->proto == IPPROTO_ICMPV6 && k->icmp_type >= 133 && k->icmp_type <= 136)
 		return k->hop_limit == 255;
 	return false;
 }
 
+static enum net_verdict tcp_syn(struct net_policy *p, const struct net_pkt *k, bool vdns,
+				struct net_filter_result *out)
+{
+	char why[NET_REASON_MAX], name[NET_NAME_MAX + 1] = "";
+	uint64_t now = now_ms(p);
+	struct net_conn *c;
+	bool full;
+
+	if (vdns && k->data_len) { /* slirp would take it in after the check */
+		net_deny_event(p, k, "dns", NULL, "DNS over TCP: data on SYN");
+		return answer_rst(out, k, "dns tcp data on syn");
+	}
+	if (vdns ? p->rules.mode == NET_MODE_NONE
+		 : !decide(p, &k->dst, k->dport, NET_P_TCP, false, name, why, sizeof(why)))
+		return refuse(p, out, k, vdns ? NULL : name, vdns ? "mode none" : why);
+	c = net_conn_add(p, k, false, now, &full);
+	if (!c) {
+		if (full)
+			snprintf(why, sizeof(why), "connection table full");
+		else
+			snprintf(why, sizeof(why), "connection limit (%u) reached",
+				 p->cfg.max_conns);
+		return refuse(p, out, k, NULL, why);
+	}
+	if (vdns && (!c->vdns || c->isn != k->seq)) { /* new, or a new ISN: see dns_tcp_stream */
+		c->vdns = true;
+		c->isn = k->seq;
+		c->next_seq = k->seq + 1;
+		c->ack_known = false;
+	}
+	return pass(out, "tcp syn admitted");
+}
+
 static enum net_verdict tcp_segment(struct net_policy *p, const struct net_pkt *k,
 				    struct net_filter_result *out)
 {
-	struct net_conn key = conn_key(k, false), *c;
 	char why[NET_REASON_MAX], name[NET_NAME_MAX + 1];
 	uint64_t now = now_ms(p);
 	bool vdns = k->dport == 53 && is_vdns(p, &k->dst);
+	struct net_conn *c;
 
-	if (net_pkt_is_syn(k)) {
-		if (vdns ? p->rules.mode == NET_MODE_NONE
-			 : !decide(p, &k->dst, k->dport, NET_P_TCP, false, name, why, sizeof(why)))
-			return refuse(p, out, k, vdns ? NULL : name, vdns ? "mode none" : why);
-		conn_add(p, &key, now);
-		return pass(out, "tcp syn admitted");
-	}
-	c = conn_find(p, &key, now);
+	if (net_pkt_is_syn(k))
+		return tcp_syn(p, k, vdns, out);
+	c = net_conn_find(p, k, false, now);
 	if (!c) {
 		if (!(k->tcp_flags & NET_TCP_RST))
 			net_deny_event(p, k, NULL, NULL, "no admitted connection");
@@ -590,14 +622,34 @@ static enum net_verdict tcp_segment(struct net_policy *p, const struct net_pkt *
 	/* Rules changed since admission: re-check so a deny takes effect now. */
 	if (c->gen != p->rules.gen && !vdns && !c->inbound &&
 	    !decide(p, &k->dst, k->dport, NET_P_TCP, true, name, why, sizeof(why))) {
-		c->used = false;
+		net_conn_closed(p, c, true);
 		return refuse(p, out, k, name, why);
 	}
 	c->gen = p->rules.gen;
 	c->last_ms = now;
-	if (vdns && k->data_len)
-		return dns_tcp_data(p, k, out);
+	if (c->vdns && dns_tcp_stream(p, c, k, out) != NET_PASS)
+		return out->verdict;
+	if (k->tcp_flags & NET_TCP_RST)
+		net_conn_closed(p, c, true);
+	else if (k->tcp_flags & NET_TCP_FIN && (c->fin |= 1) == 3)
+		net_conn_closed(p, c, false);
 	return pass(out, "tcp established");
+}
+
+/* A datagram or echo that the policy admitted holds a slirp socket. */
+static enum net_verdict dgram_flow(struct net_policy *p, const struct net_pkt *k,
+				   struct net_filter_result *out)
+{
+	char why[NET_REASON_MAX];
+	int rc = net_flow_use(p, k, now_ms(p));
+
+	if (rc == -EEXIST)
+		return drop(out, "echo already in flight");
+	if (rc) {
+		snprintf(why, sizeof(why), "flow limit (%u) reached", p->cfg.max_flows);
+		return refuse(p, out, k, NULL, why);
+	}
+	return pass(out, "allowed");
 }
 
 static enum net_verdict ip_packet(struct net_policy *p, const struct net_pkt *k,
@@ -623,7 +675,7 @@ static enum net_verdict ip_packet(struct net_policy *p, const struct net_pkt *k,
 	}
 	if (!decide(p, &k->dst, k->dport, proto_bit(k), false, name, why, sizeof(why)))
 		return refuse(p, out, k, name, why);
-	return pass(out, "allowed");
+	return dgram_flow(p, k, out);
 }
 
 enum net_verdict net_filter_frame(struct net_policy *p, const uint8_t *frame, size_t len,
@@ -656,33 +708,59 @@ static void pin_answer(struct net_policy *p, const uint8_t *msg, size_t len)
 	    !name_allowed(p, a.qname, why, sizeof(why)))
 		return;
 	for (size_t i = 0; i < a.n_addrs; i++)
-		if (net_pins_answer_ok(&p->rules, &a.addrs[i].addr))
+		if (answer_ok(p, &a.addrs[i].addr))
 			net_pins_add(&p->pins, a.qname, &a.addrs[i].addr, a.addrs[i].ttl, now);
+}
+
+/* What slirp tells the guest about a TCP connection: its acknowledgements
+ * on DNS-over-TCP streams (dns_tcp_stream), and the end of connections. */
+static void inbound_tcp(struct net_policy *p, const struct net_pkt *k, bool vdns)
+{
+	struct net_conn *c;
+
+	if (!vdns && !(k->tcp_flags & (NET_TCP_FIN | NET_TCP_RST)))
+		return; /* the common case costs no lookup (and no clock read) */
+	c = net_conn_find(p, k, true, now_ms(p));
+	if (!c)
+		return;
+	if (c->vdns && (k->tcp_flags & NET_TCP_ACK)) {
+		c->slirp_ack = k->ack;
+		c->slirp_win = k->tcp_win;
+		c->ack_known = true;
+	}
+	if (k->tcp_flags & NET_TCP_RST)
+		net_conn_closed(p, c, true);
+	else if (k->tcp_flags & NET_TCP_FIN && (c->fin |= 2) == 3)
+		net_conn_closed(p, c, false);
 }
 
 /* Answers from the virtual nameserver that slirp resolved (DNS over TCP)
  * are pinned when a whole message sits in one segment; host port forwards
- * (a SYN from outside) are admitted so the guest's replies pass. */
+ * (a SYN from outside) are admitted so the guest's replies pass; the
+ * connection and flow tables learn what slirp closed or keeps alive. */
 enum net_verdict net_filter_inbound(struct net_policy *p, const uint8_t *frame, size_t len)
 {
 	struct net_pkt k;
 	const char *why;
 	const uint8_t *msg;
 	size_t mlen;
+	bool vdns;
+	bool full;
 
 	if (net_frame_parse(frame, len, &k, &why) || !k.family)
 		return NET_PASS;
-	if (k.sport == 53 && is_vdns(p, &k.src)) {
-		if (k.proto == IPPROTO_UDP)
-			pin_answer(p, k.frame + k.data_off, k.data_len);
-		else if (k.proto == IPPROTO_TCP &&
-			 dns_tcp_unframe(k.frame + k.data_off, k.data_len, &msg, &mlen) > 0)
-			pin_answer(p, msg, mlen);
-	} else if (k.proto == IPPROTO_TCP && net_pkt_is_syn(&k)) {
-		struct net_conn key = conn_key(&k, true);
-		key.inbound = true;
-		conn_add(p, &key, now_ms(p));
-	}
+	vdns = k.sport == 53 && is_vdns(p, &k.src);
+	if (vdns && k.proto == IPPROTO_UDP)
+		pin_answer(p, k.frame + k.data_off, k.data_len);
+	else if (vdns && k.proto == IPPROTO_TCP &&
+		 dns_tcp_unframe(k.frame + k.data_off, k.data_len, &msg, &mlen) > 0)
+		pin_answer(p, msg, mlen);
+	if (k.proto == IPPROTO_TCP && net_pkt_is_syn(&k))
+		net_conn_add(p, &k, true, now_ms(p), &full);
+	else if (k.proto == IPPROTO_TCP)
+		inbound_tcp(p, &k, vdns);
+	else if (k.proto == IPPROTO_UDP || k.proto == IPPROTO_ICMP)
+		net_flow_inbound(p, &k, now_ms(p));
 	return NET_PASS;
 }
 

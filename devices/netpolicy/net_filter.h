@@ -78,19 +78,51 @@ struct net_filter_result {
 	struct net_dns_pending dns; /* NET_RESOLVE */
 };
 
+/* A TCP connection the filter admitted (or a host port forward). */
 struct net_conn {
 	struct net_addr src, dst;
 	uint16_t sport, dport;
 	bool used;
 	bool inbound; /* opened from outside (host port forward): not policy-checked */
+	bool counted; /* holds one of limits.connections */
+	uint8_t fin;  /* FIN seen: 1 from the guest, 2 from slirp */
+	/* DNS over TCP to the virtual nameserver: the byte stream slirp
+	 * receives must be exactly the bytes checked (net_filter.c). */
+	bool vdns;
+	bool ack_known;	    /* slirp_ack/slirp_win are from this connection's SYN */
+	uint32_t isn;	    /* the guest's initial sequence number */
+	uint32_t next_seq;  /* next stream byte the filter expects (and checked up to) */
+	uint32_t slirp_ack; /* slirp's last acknowledgement: what it really holds */
+	uint16_t slirp_win; /* and its last window, unscaled */
 	uint64_t last_ms, gen;
 };
+
+/* A UDP flow (keyed by the guest's address and port, as slirp keys its
+ * sockets) or an ICMP echo in flight (keyed by destination, id, sequence). */
+struct net_flow {
+	struct net_addr src, dst;
+	uint16_t port, seq;
+	uint8_t proto;
+	bool used;
+	uint64_t last_ms;
+};
+
+#define NET_FLOWS_MAX NET_LIMIT_MAX
+#define NET_FLOW_IDLE_MS (240 * 1000ull) /* libslirp's SO_EXPIRE for UDP and ICMP sockets */
+#define NET_CONN_CLOSED_MS (60 * 1000ull) /* a closed connection's last ACKs still pass */
+#define NET_HOST_ADDRS_MAX 64
 
 struct net_policy {
 	struct net_rules rules;
 	struct net_config cfg;
 	struct net_pins pins;
 	struct net_conn *conns;		    /* admitted TCP connections, NET_CONNS_MAX slots */
+	struct net_flow *flows;		    /* UDP flows and ICMP echos, NET_FLOWS_MAX slots */
+	uint32_t n_conns, n_flows;	    /* live ones, against cfg.max_conns/max_flows */
+	uint32_t hash_key;		    /* random: the guest cannot aim at one probe window */
+	uint64_t sweep_ms[2];		    /* last walk of each table for idle entries */
+	struct net_addr host_addrs[NET_HOST_ADDRS_MAX]; /* the host's own interface addresses */
+	size_t n_host_addrs;
 	uint64_t (*clock_ms)(void *opaque); /* monotonic; overridable for tests */
 	void *clock_opaque;
 	net_event_fn on_event;
@@ -120,6 +152,14 @@ int net_policy_remove(struct net_policy *p, const char *rule);
 void net_policy_set_mode(struct net_policy *p, enum net_mode mode);
 void net_policy_set_events(struct net_policy *p, net_event_fn fn, void *opaque);
 void net_policy_set_clock(struct net_policy *p, uint64_t (*fn)(void *), void *opaque);
+/* The host's own addresses (net_host_addrs_read()): denied like the host
+ * loopback unless a rule names the address exactly. Up to
+ * NET_HOST_ADDRS_MAX are kept; call again to refresh. No event, no alloc. */
+void net_policy_set_host_addrs(struct net_policy *p, const struct net_addr *a, size_t n);
+/* Every address on the host's interfaces into @out (at most @cap); returns
+ * how many, or -errno. A syscall: call it at start and from a timer, never
+ * per frame. */
+int net_host_addrs_read(struct net_addr *out, size_t cap);
 /* Emit a pending "N events suppressed" summary now (e.g. from a timer). */
 void net_policy_flush_events(struct net_policy *p);
 

@@ -42,6 +42,7 @@ static int parse_l4(struct net_pkt *p, const char **why)
 		p->seq = rd32(l4 + 4);
 		p->ack = rd32(l4 + 8);
 		p->tcp_flags = l4[13];
+		p->tcp_win = rd16(l4 + 14);
 		p->data_off = p->l4_off + doff;
 		p->data_len = p->l4_len - doff;
 		return 0;
@@ -65,6 +66,8 @@ static int parse_l4(struct net_pkt *p, const char **why)
 			return bad(why, "short ICMP header", -EINVAL);
 		p->icmp_type = l4[0];
 		p->icmp_code = l4[1];
+		p->icmp_id = rd16(l4 + 4);
+		p->icmp_seq = rd16(l4 + 6);
 		return 0;
 	default:
 		return 0; /* other protocols: the policy decides (it denies them) */

@@ -14,7 +14,13 @@
 #define NET_IPV6_EXT_MAX 4 /* extension headers walked before giving up */
 
 enum { NET_ETH_IPV4 = 0x0800, NET_ETH_ARP = 0x0806, NET_ETH_IPV6 = 0x86dd };
-enum { NET_TCP_FIN = 0x01, NET_TCP_SYN = 0x02, NET_TCP_RST = 0x04, NET_TCP_ACK = 0x10 };
+enum {
+	NET_TCP_FIN = 0x01,
+	NET_TCP_SYN = 0x02,
+	NET_TCP_RST = 0x04,
+	NET_TCP_ACK = 0x10,
+	NET_TCP_URG = 0x20,
+};
 
 /* A parsed view of one frame; offsets index into frame. */
 struct net_pkt {
@@ -31,8 +37,10 @@ struct net_pkt {
 	uint16_t sport, dport;
 	uint8_t tcp_flags;
 	uint32_t seq, ack;
+	uint16_t tcp_win; /* unscaled window field */
 	size_t data_off, data_len; /* TCP/UDP payload */
 	uint8_t icmp_type, icmp_code;
+	uint16_t icmp_id, icmp_seq; /* echo request/reply identifier and sequence */
 };
 
 /* Classify @f. Returns 0 (pkt filled; ARP has family 0), -EINVAL for a

@@ -33,17 +33,26 @@ static const struct range ranges[] = {
     {"fc00::", 7, NET_ADDR_ULA},
     {"fec0::", 10, NET_ADDR_ULA},
     {"ff00::", 8, NET_ADDR_MULTICAST},
+    /* Translators reach IPv4 (private or the host's own) behind the v6. */
+    {"64:ff9b::", 96, NET_ADDR_TRANSLATED},
+    {"64:ff9b:1::", 48, NET_ADDR_TRANSLATED},
+    {"2002::", 16, NET_ADDR_TRANSLATED},
+    {"2001::", 32, NET_ADDR_TRANSLATED},
 };
 
 enum net_addr_class net_addr_classify(const struct net_addr *a)
 {
-	struct net_addr net;
+	static struct net_addr nets[sizeof(ranges) / sizeof(ranges[0])];
+	static int parsed; /* each frame of a new flow classifies: parse once */
 
-	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++) {
-		if (net_addr_parse(ranges[i].net, &net) == 0 &&
-		    net_addr_in_prefix(a, &net, ranges[i].prefix))
-			return ranges[i].cls;
+	if (!__atomic_load_n(&parsed, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+			(void)net_addr_parse(ranges[i].net, &nets[i]); /* constants: cannot fail */
+		__atomic_store_n(&parsed, 1, __ATOMIC_RELEASE);
 	}
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
+		if (net_addr_in_prefix(a, &nets[i], ranges[i].prefix))
+			return ranges[i].cls;
 	return a->family ? NET_ADDR_PUBLIC : NET_ADDR_UNSPECIFIED;
 }
 
@@ -54,7 +63,7 @@ const char *net_addr_class_name(enum net_addr_class c)
 	    [NET_ADDR_LOOPBACK] = "loopback", [NET_ADDR_PRIVATE] = "private",
 	    [NET_ADDR_CGNAT] = "cgnat",	      [NET_ADDR_LINKLOCAL] = "link-local",
 	    [NET_ADDR_ULA] = "unique-local",  [NET_ADDR_MULTICAST] = "multicast",
-	    [NET_ADDR_RESERVED] = "reserved",
+	    [NET_ADDR_RESERVED] = "reserved",  [NET_ADDR_TRANSLATED] = "translated",
 	};
 	return (unsigned)c < sizeof(names) / sizeof(names[0]) ? names[c] : "?";
 }

@@ -35,6 +35,8 @@ enum net_addr_class {
 	NET_ADDR_ULA,	      /* RFC 4193 fc00::/7, and deprecated site-local fec0::/10 */
 	NET_ADDR_MULTICAST,   /* 224/4, ff00::/8 */
 	NET_ADDR_RESERVED,    /* 240/4 incl. broadcast, v4-mapped/compatible v6 */
+	NET_ADDR_TRANSLATED,  /* v6 that a translator turns into v4: NAT64 64:ff9b::/96
+			       * and 64:ff9b:1::/48, 6to4 2002::/16, Teredo 2001::/32 */
 };
 
 enum net_addr_class net_addr_classify(const struct net_addr *a);

@@ -45,6 +45,8 @@ void net_config_default(struct net_config *c)
 	c->ev_rate = 10;
 	c->ev_burst = 50;
 	c->allow_dhcp = true;
+	c->max_conns = NET_DEF_MAX_CONNS;
+	c->max_flows = NET_DEF_MAX_FLOWS;
 }
 
 int net_addr_parse(const char *s, struct net_addr *a)
@@ -603,8 +605,10 @@ static int json_tuning(const cJSON *root, struct net_config *c, char *err, size_
 {
 	static const char *const dkeys[] = {"ttl_min", "ttl_max", NULL};
 	static const char *const ekeys[] = {"rate", "burst", NULL};
+	static const char *const lkeys[] = {"connections", "flows", NULL};
 	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "dns");
 	const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "events");
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, "limits");
 
 	if (d && (json_only(d, "dns", dkeys, err, errlen) ||
 		  json_u32(d, "dns", "ttl_min", &c->ttl_min, 86400, err, errlen) ||
@@ -615,6 +619,10 @@ static int json_tuning(const cJSON *root, struct net_config *c, char *err, size_
 	if (e && (json_only(e, "events", ekeys, err, errlen) ||
 		  json_u32(e, "events", "rate", &c->ev_rate, 100000, err, errlen) ||
 		  json_u32(e, "events", "burst", &c->ev_burst, 100000, err, errlen)))
+		return -EINVAL;
+	if (l && (json_only(l, "limits", lkeys, err, errlen) ||
+		  json_u32(l, "limits", "connections", &c->max_conns, NET_LIMIT_MAX, err, errlen) ||
+		  json_u32(l, "limits", "flows", &c->max_flows, NET_LIMIT_MAX, err, errlen)))
 		return -EINVAL;
 	return 0;
 }
@@ -648,7 +656,7 @@ static int json_policy(const cJSON *root, struct net_rules *r, struct net_config
 		       size_t errlen)
 {
 	static const char *const keys[] = {"version", "mode", "allow",	"deny",
-					   "network", "dns",  "events", NULL};
+					   "network", "dns",  "events", "limits", NULL};
 	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
 	const cJSON *mode = cJSON_GetObjectItemCaseSensitive(root, "mode");
 	int rc;

@@ -63,10 +63,18 @@ struct net_config {
 	uint32_t ttl_min, ttl_max;  /* DNS pin lifetime floor and cap, seconds */
 	uint32_t ev_rate, ev_burst; /* event token bucket: events/second, bucket size */
 	bool allow_dhcp;	    /* pass DHCPv4 to slirp's built-in server */
+	/* How many slirp sockets the guest may hold open (limits.*): each
+	 * admitted TCP connection, UDP flow or ICMP echo costs one host fd. */
+	uint32_t max_conns;	    /* concurrent TCP connections */
+	uint32_t max_flows;	    /* concurrent UDP flows and unanswered ICMP echos */
 };
 
 /* Defaults: 10.0.2.0/24 gw .2 dns .3, fec0::/64 gw ::2 dns ::3, TTL 30..300 s,
- * 10 events/s with a burst of 50, DHCP allowed. */
+ * 10 events/s with a burst of 50, DHCP allowed, at most NET_DEF_MAX_CONNS
+ * connections and NET_DEF_MAX_FLOWS datagram flows. */
+#define NET_DEF_MAX_CONNS 256
+#define NET_DEF_MAX_FLOWS 128
+#define NET_LIMIT_MAX 4096 /* the tracking tables' size: no limit above it */
 void net_config_default(struct net_config *c);
 
 /* Parse "a.b.c.d", "a:b::c" (no brackets) into @a. Returns 0 or -EINVAL. */

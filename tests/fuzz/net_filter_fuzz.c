@@ -37,6 +37,13 @@ static struct net_policy *policy(void)
 	    net_policy_allow(&p, "host-loopback:8080/tcp", err, sizeof(err)) ||
 	    net_policy_deny(&p, "bad.example.com", err, sizeof(err)))
 		abort();
+	/* a host address and small limits, so those paths run too */
+	struct net_addr host;
+	if (net_addr_parse("203.0.113.9", &host))
+		abort();
+	net_policy_set_host_addrs(&p, &host, 1);
+	p.cfg.max_conns = 16;
+	p.cfg.max_flows = 8;
 	ready = 1;
 	return &p;
 }
