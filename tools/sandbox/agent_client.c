@@ -16,10 +16,7 @@
 
 static long now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+	return (long)mono_now_ms();
 }
 
 /* Wait until @fd is readable or the CLOCK_MONOTONIC @deadline (ms) passes. 0 or -errno. */

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/path_sanitize.h"
 
@@ -72,10 +73,7 @@ static void fail(struct xc *c, int ret, const char *msg)
 
 static long now_ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+	return (long)mono_now_ms();
 }
 
 static int queue_resize(struct xc *c)
