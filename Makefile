@@ -15,7 +15,7 @@ LDLIBS  += -lpthread
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 # The product's folders, bottom layer first (docs/ARCHITECTURE.md).
 PRODUCT_DIRS := common vmm devices devices/netpolicy images snapshots \
-                tools/sandbox tools/promote tools/cli
+                tools/sandbox tools/promote tools/mcp tools/cli
 LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
 TOOL_SRCS := tools/cli/mvm.c

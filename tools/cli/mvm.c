@@ -38,6 +38,7 @@ static const struct verb verbs[] = {
 	{ "snapshot", cmd_snapshot, "write a self-contained snapshot of a running sandbox" },
 	{ "restore", cmd_restore, "start a new sandbox from a snapshot" },
 	{ "fork", cmd_fork, "snapshot a running sandbox and start a copy of it" },
+	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout" },
 };
 
 static void usage(FILE *f)
