@@ -91,7 +91,15 @@ test-images: image-minimal
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
 	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
 
-integration: $(BUILD)/mvm guest test-images
+# The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
+# drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
+MCP_CLIENT := tests/mcp/node_modules/.package-lock.json
+$(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund
+.PHONY: mcp-client
+mcp-client: $(MCP_CLIENT)
+
+integration: $(BUILD)/mvm guest test-images mcp-client
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 test: unit integration
