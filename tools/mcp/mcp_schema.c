@@ -102,12 +102,24 @@ static int check_number(const cJSON *s, const cJSON *v, const char *at, char *er
 	return 0;
 }
 
+/* @v (at @at + "/" + @seg) against @s; @at is restored after. */
+static int check_child(const cJSON *s, const cJSON *v, const char *seg, char *at, size_t atcap,
+		       char *err, size_t errlen)
+{
+	size_t base = strlen(at);
+	int r;
+
+	snprintf(at + base, atcap - base, "/%.64s", seg);
+	r = check(s, v, at, atcap, err, errlen);
+	at[base] = 0;
+	return r;
+}
+
 static int check_object(const cJSON *s, const cJSON *v, char *at, size_t atcap, char *err, size_t errlen)
 {
 	const cJSON *props = cJSON_GetObjectItem(s, "properties"), *req = cJSON_GetObjectItem(s, "required");
 	const cJSON *addl = cJSON_GetObjectItem(s, "additionalProperties");
 	const cJSON *maxp = cJSON_GetObjectItem(s, "maxProperties"), *e;
-	size_t base = strlen(at);
 
 	if (cJSON_IsNumber(maxp) && cJSON_GetArraySize(v) > maxp->valueint)
 		FAIL("must have at most %d members", maxp->valueint);
@@ -124,9 +136,7 @@ static int check_object(const cJSON *s, const cJSON *v, char *at, size_t atcap, 
 			ps = cJSON_IsObject(addl) ? addl : NULL;
 		if (!ps)
 			continue;
-		snprintf(at + base, atcap - base, "/%.64s", e->string);
-		r = check(ps, e, at, atcap, err, errlen);
-		at[base] = 0;
+		r = check_child(ps, e, e->string, at, atcap, err, errlen);
 		if (r)
 			return r;
 	}
@@ -136,7 +146,6 @@ static int check_object(const cJSON *s, const cJSON *v, char *at, size_t atcap, 
 static int check_array(const cJSON *s, const cJSON *v, char *at, size_t atcap, char *err, size_t errlen)
 {
 	const cJSON *items = cJSON_GetObjectItem(s, "items"), *maxi = cJSON_GetObjectItem(s, "maxItems"), *e;
-	size_t base = strlen(at);
 	int i = 0;
 
 	if (cJSON_IsNumber(maxi) && cJSON_GetArraySize(v) > maxi->valueint)
@@ -144,11 +153,11 @@ static int check_array(const cJSON *s, const cJSON *v, char *at, size_t atcap, c
 	if (!cJSON_IsObject(items))
 		return 0;
 	cJSON_ArrayForEach(e, v) {
+		char idx[16];
 		int r;
 
-		snprintf(at + base, atcap - base, "/%d", i++);
-		r = check(items, e, at, atcap, err, errlen);
-		at[base] = 0;
+		snprintf(idx, sizeof(idx), "%d", i++);
+		r = check_child(items, e, idx, at, atcap, err, errlen);
 		if (r)
 			return r;
 	}
