@@ -49,13 +49,18 @@ def _wait(s: socket.socket, deadline: Optional[float], what: str) -> None:
     s.settimeout(None if deadline is None else deadline_left(deadline, what))
 
 
+def _read(r: P.Reader, deadline: Optional[float], what: str) -> Optional[Tuple[int, bytes]]:
+    """The next frame before @deadline; mvm's TimeoutError after it."""
+    _wait(r.sock, deadline, what)
+    try:
+        return r.read()
+    except socket.timeout:
+        raise TimeoutError(f"{what}: the agent did not answer in time") from None
+
+
 def _expect_ok(r: P.Reader, s: socket.socket, deadline: float, what: str) -> bytes:
     while True:
-        _wait(s, deadline, what)
-        try:
-            f = r.read()
-        except socket.timeout:
-            raise TimeoutError(f"{what}: the agent did not answer in time") from None
+        f = _read(r, deadline, what)
         if f is None:
             raise AgentError(f"{what}: the agent closed the connection")
         if f[0] == P.OK:
@@ -103,11 +108,7 @@ class Exec:
     def frames(self, deadline: Optional[float]) -> Iterator[Tuple[int, bytes]]:
         """STDOUT/STDERR frames as they come, then the EXIT frame; raises on anything else."""
         while True:
-            _wait(self.sock, deadline, "command")
-            try:
-                f = self.reader.read()
-            except socket.timeout:
-                raise TimeoutError("command: no exit report from the agent in time") from None
+            f = _read(self.reader, deadline, "command")
             if f is None:
                 raise AgentError("the agent closed the connection before the command's exit")
             if f[0] in (P.STDOUT, P.STDERR, P.EXIT):
@@ -130,8 +131,7 @@ def get_file(name: str, path: str, timeout: float, max_bytes: int) -> bytes:
         r = P.Reader(s)
         s.sendall(P.frame(P.GET, P.put_str(path)))
         while True:
-            _wait(s, deadline, "read")
-            f = r.read()
+            f = _read(r, deadline, "read")
             if f is None:
                 raise AgentError("read: the agent closed the connection")
             if f[0] == P.ERROR:
@@ -149,8 +149,7 @@ def get_file(name: str, path: str, timeout: float, max_bytes: int) -> bytes:
             raise SandboxError(f"{path} has {size} bytes, more than max_bytes={max_bytes}")
         data = bytearray()
         while len(data) < size:
-            _wait(s, deadline, "read")
-            f = r.read()
+            f = _read(r, deadline, "read")
             if f is None or f[0] != P.DATA or len(data) + len(f[1]) > size:
                 raise AgentError("read: malformed file data from the agent")
             data += f[1]

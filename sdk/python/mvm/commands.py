@@ -152,15 +152,16 @@ class Commands:
         tmo_ms = int((timeout or 0) * 1000)
         ex = _agent.Exec(self._sb.name, argv, env, cwd or "", tmo_ms, stdin is not None or background,
                          request_timeout or self._sb.request_timeout)
-        try:
-            if stdin is not None:
-                ex.send_stdin(stdin.encode() if isinstance(stdin, str) else stdin)
-                if not background:
-                    ex.close_stdin()
-        except BaseException:
-            ex.close()
-            raise
+        # Output is read while stdin is still being sent: a command that
+        # writes before it reads cannot block the two of us.
         h = CommandHandle(ex, timeout, on_stdout, on_stderr, check)
+        if stdin is not None:
+            try:
+                h.send_stdin(stdin)
+                if not background:
+                    h.close_stdin()
+            except OSError:
+                pass    # the command exited without reading it all: its result tells
         return h if background else h.wait()
 
     def _env(self, envs: dict[str, str]) -> list[str]:

@@ -18,7 +18,7 @@ DEFAULT_MAX_READ = 256 << 20
 
 @dataclass
 class EntryInfo:
-    """One directory entry: ``type`` is "file", "dir" or "symlink"."""
+    """One directory entry: ``type`` is "file", "dir", "symlink" or "other" (FIFO, socket, device)."""
     name: str
     path: str
     type: str
@@ -77,8 +77,8 @@ class Files:
         d = _abs(path)
         script = ('cd -- "$1" || exit 3; for f in * .*; do '
                   '[ "$f" = . ] || [ "$f" = .. ] && continue; [ -e "$f" ] || [ -L "$f" ] || continue; '
-                  'if [ -L "$f" ]; then t=symlink; elif [ -d "$f" ]; then t=dir; else t=file; fi; '
-                  's=$(wc -c < "$f" 2>/dev/null || echo 0); [ $t = file ] || s=0; '
+                  's=0; if [ -L "$f" ]; then t=symlink; elif [ -d "$f" ]; then t=dir; '
+                  'elif [ -f "$f" ]; then t=file; s=$(wc -c < "$f" 2>/dev/null || echo 0); else t=other; fi; '
                   'printf "%s/%s/%s\\0" "$t" "$s" "$f"; done')
         r = self._sh(script, d)
         if r.exit_code != 0:
