@@ -15,7 +15,7 @@
 #include "tools/sandbox/agent_client.h"
 
 #define CONNECT_MS  10000
-#define REPLY_MS    60000	/* file operations: a silent agent for this long is dead */
+#define FILE_OP_MS  120000	/* a whole file operation; a guest cannot stretch it with WARN or empty DATA frames */
 #define EXEC_GRACE_MS 30000	/* past the command's own timeout */
 #define TICK_MS     2000
 
@@ -132,12 +132,13 @@ out:
 }
 
 /* After GET: the root ENTRY, which must be a regular file. 0 or -1. */
-static int read_entry(struct mcp_call *c, int fd, uint8_t *buf, struct ap_entry *en, const char *path)
+static int read_entry(struct mcp_call *c, int fd, long deadline, uint8_t *buf, struct ap_entry *en,
+		      const char *path)
 {
 	struct ap_hdr h;
 
 	for (;;) {
-		if (next_frame(c, fd, now_ms() + REPLY_MS, &h, buf, "file_read") != 1)
+		if (next_frame(c, fd, deadline, &h, buf, "file_read") != 1)
 			return -1;
 		if (h.type == AP_WARN)
 			continue;
@@ -159,6 +160,7 @@ int mcp_guest_read(struct mcp_call *c, const char *name, const char *path, struc
 	uint8_t req[AP_PATH_MAX + 8];
 	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
 	struct ap_entry *en = calloc(1, sizeof(*en));
+	long deadline = now_ms() + FILE_OP_MS;
 	int fd = -1, ret = -1;
 	struct ap_hdr h;
 
@@ -170,11 +172,15 @@ int mcp_guest_read(struct mcp_call *c, const char *name, const char *path, struc
 	fd = connect_agent(c, name);
 	if (fd < 0)
 		goto out;
-	if (ap_write_frame(fd, AP_GET, req, w.len) || read_entry(c, fd, buf, en, path))
+	if (ap_write_frame(fd, AP_GET, req, w.len)) {
+		snprintf(c->err, sizeof(c->err), "file_read: lost the connection to the guest agent");
+		goto out;
+	}
+	if (read_entry(c, fd, deadline, buf, en, path))
 		goto out;
 	/* Stop reading at the cap: closing the connection ends the agent's side. */
 	while (data->total < en->size && data->len < data->cap) {
-		if (next_frame(c, fd, now_ms() + REPLY_MS, &h, buf, "file_read") != 1)
+		if (next_frame(c, fd, deadline, &h, buf, "file_read") != 1)
 			goto out;
 		if (h.type != AP_DATA || data->total + h.len > en->size) {
 			unexpected(c, "file_read");
@@ -193,12 +199,12 @@ out:
 }
 
 /* Wait for OK (ready or done). 0 or -1. */
-static int expect_ok(struct mcp_call *c, int fd, uint8_t *buf)
+static int expect_ok(struct mcp_call *c, int fd, long deadline, uint8_t *buf)
 {
 	struct ap_hdr h;
 
 	for (;;) {
-		if (next_frame(c, fd, now_ms() + REPLY_MS, &h, buf, "file_write") != 1)
+		if (next_frame(c, fd, deadline, &h, buf, "file_write") != 1)
 			return -1;
 		if (h.type == AP_OK)
 			return 0;
@@ -227,6 +233,7 @@ int mcp_guest_write(struct mcp_call *c, const char *name, const char *path,
 	uint8_t req[2 * AP_PATH_MAX + 16];
 	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
 	const char *slash = strrchr(path, '/');
+	long deadline = now_ms() + FILE_OP_MS;
 	char dir[AP_PATH_MAX];
 	int fd = -1, ret = -1;
 
@@ -241,13 +248,17 @@ int mcp_guest_write(struct mcp_call *c, const char *name, const char *path,
 	fd = connect_agent(c, name);
 	if (fd < 0)
 		goto out;
-	if (ap_write_frame(fd, AP_PUT, req, w.len) || expect_ok(c, fd, buf))
+	if (ap_write_frame(fd, AP_PUT, req, w.len)) {
+		snprintf(c->err, sizeof(c->err), "file_write: lost the connection to the guest agent");
+		goto out;
+	}
+	if (expect_ok(c, fd, deadline, buf))
 		goto out;
 	if (send_file(fd, p, n, mode, buf)) {
 		snprintf(c->err, sizeof(c->err), "file_write: lost the connection to the guest agent");
 		goto out;
 	}
-	ret = expect_ok(c, fd, buf);
+	ret = expect_ok(c, fd, deadline, buf);
 out:
 	if (fd >= 0)
 		close(fd);

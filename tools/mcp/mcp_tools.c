@@ -69,7 +69,7 @@ static const char rollback_in[] = OBJ(MCP_NAME_SCHEMA ",\"tag\":{\"type\":\"stri
 	REQ("\"name\",\"tag\""));
 static const char tag_out[] = OBJ("\"tag\":{\"type\":\"string\"}", REQ("\"tag\""));
 
-static const char diff_in[] = OBJ(MCP_NAME_SCHEMA ",\"path\":{\"type\":\"string\",\"maxLength\":4095,"
+static const char diff_in[] = OBJ(MCP_NAME_SCHEMA ",\"path\":{\"type\":\"string\",\"pattern\":\"^/\",\"maxLength\":4095,"
 	"\"description\":\"a --copy tree in the guest, or a path in it (needed when there are several)\"}",
 	REQ("\"name\""));
 static const char diff_out[] = OBJ("\"patch\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},"
@@ -79,7 +79,7 @@ static const char promote_in[] = OBJ(MCP_NAME_SCHEMA ","
 	"\"out\":{\"type\":\"string\",\"pattern\":\"^/\",\"maxLength\":4095,\"description\":\"host directory for the bundle (must not exist)\"},"
 	"\"checks\":{\"type\":\"array\",\"maxItems\":64,\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536},"
 		"\"description\":\"shell commands run in the workspace before the bundle is written\"},"
-	"\"workspace\":{\"type\":\"string\",\"maxLength\":4095},"
+	"\"workspace\":{\"type\":\"string\",\"pattern\":\"^/\",\"maxLength\":4095},"
 	"\"check_timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400}",
 	REQ("\"name\",\"out\""));
 static const char promote_out[] = OBJ("\"out\":{\"type\":\"string\"},\"checks_passed\":{\"type\":\"boolean\"},"
