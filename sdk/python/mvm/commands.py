@@ -77,10 +77,17 @@ class CommandHandle:
 
     def kill(self) -> bool:
         """SIGKILL to the command's process group. False if it had already finished."""
-        if self._thread.is_alive():
+        if not self._thread.is_alive():
+            return False
+        # The agent signals the command's process group, which exists only
+        # once the command has called setsid(): a KILL that arrives sooner
+        # finds no group. So it is repeated until the command is gone.
+        for _ in range(60):
             self._ex.kill(9)
-            return True
-        return False
+            self._thread.join(0.5)
+            if not self._thread.is_alive():
+                break
+        return True
 
     def wait(self, timeout: Optional[float] = None) -> CommandResult:
         """Wait for the exit; raises CommandExitError (non-zero, unless check=False) or TimeoutError."""
