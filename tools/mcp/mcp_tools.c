@@ -49,7 +49,7 @@ static const char exec_out[] = OBJ(
 	REQ("\"exit_code\",\"signal\",\"timed_out\",\"stdout\",\"stderr\""));
 
 static const char read_in[] = OBJ(MCP_NAME_SCHEMA ",\"path\":" ABS_PATH("absolute path of a regular file in the guest") ","
-	"\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":4194304,\"description\":\"read at most this much (default 1 MiB)\"}",
+	"\"max_bytes\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":2097152,\"description\":\"read at most this much (default 256 KiB, at most 2 MiB)\"}",
 	REQ("\"name\",\"path\""));
 static const char read_out[] = OBJ("\"path\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},"
 	"\"truncated\":{\"type\":\"boolean\"},\"encoding\":{\"type\":\"string\",\"enum\":[\"utf-8\",\"base64\"]},"

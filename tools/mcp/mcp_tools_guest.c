@@ -7,9 +7,9 @@
 #include "tools/mcp/mcp_tools.h"
 #include "tools/sandbox/sandbox.h"
 
-#define OUT_CAP        (1u << 20)	/* each of stdout and stderr */
+#define OUT_CAP        (512u << 10)	/* each of stdout and stderr: a reply stays a few MiB even when every byte needs escaping */
 #define EXEC_TIMEOUT_S 300
-#define READ_DEFAULT   (1u << 20)
+#define READ_DEFAULT   (256u << 10)
 #define MAX_ENV        (SB_MAX_ENV + 64)
 
 static int need_running(struct mcp_call *c, const char *name)
