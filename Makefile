@@ -15,7 +15,7 @@ LDLIBS  += -lpthread
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 # The product's folders, bottom layer first (docs/ARCHITECTURE.md).
 PRODUCT_DIRS := common vmm devices devices/netpolicy images snapshots \
-                tools/sandbox tools/promote tools/cli
+                tools/sandbox tools/promote tools/mcp tools/cli
 LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
 TOOL_SRCS := tools/cli/mvm.c
@@ -102,7 +102,15 @@ test-images: image-minimal
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
 	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
 
-integration: $(BUILD)/mvm guest test-images
+# The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
+# drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
+MCP_CLIENT := tests/mcp/node_modules/.package-lock.json
+$(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund
+.PHONY: mcp-client
+mcp-client: $(MCP_CLIENT)
+
+integration: $(BUILD)/mvm guest test-images mcp-client
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.

@@ -6,7 +6,8 @@ set -eu
 PKGS="gcc make clang libclang-rt-14-dev pkg-config libslirp-dev libcjson-dev libseccomp-dev
 libcriterion-dev nettle-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-static
 bc flex bison libelf-dev libssl-dev dwarves e2fsprogs cpio xz-utils
-python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap"
+python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap
+python3-pytest python3-setuptools nodejs"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null || true)

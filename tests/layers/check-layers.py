@@ -19,7 +19,7 @@ LAYERS = [
     ["snapshots"],
     ["tools/sandbox"],
     ["tools/promote"],
-    ["tools/cli"],
+    ["tools/cli", "tools/mcp"],
 ]
 # Shared with the guest agent: protocol and tree codecs, pure C.
 SHARED = {"guest/agent": 0}

@@ -12,6 +12,7 @@ int cmd_rm(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_net(int argc, char **argv);
+int cmd_mcp(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 
 /* Argument parsers of the verbs (tools/cli/verb_args.h): 0, 1 for --help,

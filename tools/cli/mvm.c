@@ -39,6 +39,7 @@ static const struct verb verbs[] = {
 	{ "restore", cmd_restore, "start a new sandbox from a snapshot" },
 	{ "fork", cmd_fork, "snapshot a running sandbox and start a copy of it" },
 	{ "template", cmd_template, "named starting points for fast new sandboxes (create, ls, rm)" },
+	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout" },
 };
 
 static void usage(FILE *f)
