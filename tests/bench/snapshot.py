@@ -15,6 +15,8 @@ For each guest size (MVM_BENCH_SNAP_SIZES MiB, default "256 1024 2048"):
 Wall times are taken by this script around each CLI call / QMP command.
 """
 import json, os, shutil, socket, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qmp import Qmp  # noqa: E402
 
 MVM = os.environ.get("MVM", "build/mvm")
 GUEST = os.environ.get("MVM_GUEST_DIR", os.path.join(os.path.dirname(MVM), "guest"))
@@ -69,36 +71,6 @@ def bench_mvm(size):
     return r
 
 
-class Qmp:
-    def __init__(self, path):
-        for _ in range(600):
-            try:
-                self.s = socket.socket(socket.AF_UNIX)
-                self.s.connect(path)
-                break
-            except OSError:
-                time.sleep(0.1)
-        self.f = self.s.makefile("rw")
-        self.f.readline()
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.f.flush()
-        while True:
-            m = json.loads(self.f.readline())
-            if "return" in m or "error" in m:
-                return m
-
-    def hmp(self, line):
-        t = time.monotonic()
-        m = self.cmd("human-monitor-command", **{"command-line": line})
-        out = m.get("return", "") if "return" in m else str(m["error"])
-        if out.strip():
-            sys.exit(f"bench-snapshot: qemu {line}: {out.strip()}")
-        return time.monotonic() - t
-
-
 def bench_qemu(size, initrd):
     disk = os.path.join(T, "q.qcow2")
     out = os.path.join(T, "q.out")
@@ -119,7 +91,7 @@ def bench_qemu(size, initrd):
          "-qmp", f"unix:{qmp_path},server=on,wait=off", "-no-reboot"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        qmp = Qmp(qmp_path)
+        qmp = Qmp(qmp_path, who="bench-snapshot")
         for _ in range(3000):
             if os.path.exists(out) and b"ready" in open(out, "rb").read():
                 break

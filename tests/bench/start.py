@@ -17,6 +17,8 @@ Targets (issue 18): template create-to-first-exec <= 0.1x cold mvm and <= 0.5x
 QEMU restore-to-running; marginal PSS from a template <= 15% of a cold one's.
 """
 import json, os, shutil, socket, statistics, subprocess, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from qmp import Qmp  # noqa: E402
 
 ROUNDS = int(os.environ.get("MVM_BENCH_ROUNDS", "20"))
 DENSITY = int(os.environ.get("MVM_BENCH_DENSITY", "16"))
@@ -52,39 +54,6 @@ def qemu_base(initrd, extra):
             "-device", "virtconsole,chardev=e", "-no-reboot", *extra]
 
 
-class Qmp:
-    def __init__(self, path, deadline=120):
-        end = time.monotonic() + deadline
-        while True:
-            try:
-                self.s = socket.socket(socket.AF_UNIX)
-                self.s.connect(path)
-                break
-            except OSError:
-                if time.monotonic() > end:
-                    sys.exit("bench-start: QEMU's QMP socket never answered")
-                time.sleep(0.005)
-        self.f = self.s.makefile("rw")
-        self.f.readline()
-        self.cmd("qmp_capabilities")
-
-    def cmd(self, name, **args):
-        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.f.flush()
-        while True:
-            m = json.loads(self.f.readline())
-            if "return" in m or "error" in m:
-                return m
-
-    def wait_status(self, want, deadline=300):
-        end = time.monotonic() + deadline
-        while time.monotonic() < end:
-            if self.cmd("query-status")["return"]["status"] == want:
-                return
-            time.sleep(0.002)
-        sys.exit(f"bench-start: QEMU never reached '{want}'")
-
-
 def qemu_saved_state(d, initrd):
     """A running guest, saved by QEMU's own migrate into a file."""
     qmp, out, state = (os.path.join(d, n) for n in ("qmp.sock", "ready.out", "q.state"))
@@ -93,7 +62,7 @@ def qemu_saved_state(d, initrd):
         "-device", "virtconsole,chardev=o", "-qmp", f"unix:{qmp},server=on,wait=off"]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        m = Qmp(qmp)
+        m = Qmp(qmp, who="bench-start")
         end = time.monotonic() + 300
         while not (os.path.exists(out) and b"ready" in open(out, "rb").read()):
             if time.monotonic() > end:
@@ -121,7 +90,7 @@ def qemu_restore(d, initrd, state, out):
         "-device", "virtconsole,chardev=o", "-qmp", f"unix:{qmp},server=on,wait=off",
         "-incoming", f"exec:cat {state}"]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        Qmp(qmp).wait_status("running")
+        Qmp(qmp, who="bench-start").wait_status("running")
         return time.monotonic() - t
     finally:
         q.kill()
