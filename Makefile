@@ -14,7 +14,7 @@ LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 # The product's folders, bottom layer first (docs/ARCHITECTURE.md).
-PRODUCT_DIRS := common vmm devices devices/netpolicy images snapshots \
+PRODUCT_DIRS := common confine vmm devices devices/netpolicy images snapshots \
                 tools/sandbox tools/promote tools/cli
 LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
@@ -30,7 +30,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+.PHONY: all deps guest test unit integration testhooks asan fuzz bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot demo clean format
 all: $(BUILD)/mvm guest
 
@@ -91,7 +91,13 @@ test-images: image-minimal
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
 	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
 
-integration: $(BUILD)/mvm guest test-images
+# The same mvm with test hooks (tools/sandbox/test_attack.h), for
+# tests/integration/confine-attack.sh only; never what users run.
+testhooks: | $(DEPS_OK)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
+		$(BUILD)/testhooks/mvm
+
+integration: $(BUILD)/mvm guest test-images testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 test: unit integration

@@ -19,6 +19,7 @@
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
+#include "confine/hygiene.h"
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
@@ -109,6 +110,10 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	if (getppid() != parent)
 		_exit(125);
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* A fork of the CLI: of its descriptors only the report pipe stays
+	 * (0-2 are the user's terminal or pipes, replaced below but stderr). */
+	if ((fd = confine_hygiene(&report_fd, 1)))
+		cli_err("run", "process hygiene: %s", strerror(-fd));
 	/* Our stdout may be a pipe the user waits on: only the parent holds it. */
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {

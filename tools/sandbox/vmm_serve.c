@@ -13,11 +13,15 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "confine/hygiene.h"
+#include "confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/sandbox_api.h"
+#include "tools/sandbox/sandbox_confine.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vmm.h"
+#include "tools/sandbox/test_attack.h"
 #include "tools/sandbox/vm_devices.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -174,6 +178,8 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		return -ENOMEM;
 	}
 	vc->add_devices = vm_devices_create;
+	/* A forbidden system call is reported where `mvm logs` looks. */
+	confine_seccomp_report_to(vc->stdout_fd);
 	ret = vm_create(vm, vc, res);
 	if (!ret)
 		ret = snap_setup(vm, vc, base, res);
@@ -186,6 +192,9 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		outcome_event(name, res);
 		goto out;
 	}
+	/* Set up and single-threaded: confine, then vm_run adds the filters. */
+	sb_confine(name, vc);
+	sb_test_attack_arm(vm, vc->stdout_fd);
 	sb_event(name, "started", "");
 	vm_run(vm, res);
 	if (guest_kib)
@@ -234,6 +243,11 @@ int sb_vmm_main(const char *name)
 	struct sb_config c;
 	int ret;
 
+	/* Started by create/start with 0-2 only; a failure is reported, not fatal
+	 * (the seccomp filter, installed later, does not depend on it). */
+	ret = confine_hygiene(NULL, 0);
+	if (ret)
+		cli_err("vmm", "process hygiene: %s", strerror(-ret));
 	if (chdir_state(name) || sb_config_load(name, &c)) {
 		cli_err("vmm", "cannot load the sandbox %s", name);
 		return -ENOENT;

@@ -1,0 +1,171 @@
+/* Confining a sandbox's VMM (tools/sandbox/sandbox_confine.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/cli_util.h"
+#include "common/file_io.h"
+#include "confine/landlock.h"
+#include "confine/namespaces.h"
+#include "confine/seccomp_filter.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_confine.h"
+
+#define MAX_RO (2 + 3 * VM_MAX_DISKS + 1)
+
+/* What the VMM may still read once running: boot files, disks, bases. */
+static void read_only_paths(const struct vm_config *vc, const char **ro)
+{
+	int n = 0;
+
+	if (vc->kernel_path)
+		ro[n++] = vc->kernel_path;
+	if (vc->initrd_path)
+		ro[n++] = vc->initrd_path;
+	for (int i = 0; i < vc->nr_disks && i < VM_MAX_DISKS; i++) {
+		const struct vm_disk *d = &vc->disks[i];
+
+		if (d->path)
+			ro[n++] = d->path;
+		if (d->backing_root)
+			ro[n++] = d->backing_root;
+		if (d->backing_root2)
+			ro[n++] = d->backing_root2;
+	}
+	ro[n] = NULL;
+}
+
+static int hide_others(const char *name)
+{
+	char root[PATH_MAX], real[PATH_MAX], own[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || !realpath(root, real) || !getcwd(own, sizeof(own)))
+		return -ENOENT;
+	(void)name;
+	return confine_namespaces(real, own);
+}
+
+static void write_report(const char *name, int ns, int abi)
+{
+	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
+	char *s, *body;
+
+	cJSON_AddNumberToObject(o, "vmm_pid", getpid());
+	cJSON_AddNullToObject(o, "helper_pid");	/* libslirp still runs in the VMM */
+	cJSON_AddStringToObject(o, "seccomp", confine_seccomp_log_mode() ? "log" : "trap");
+	cJSON_AddBoolToObject(o, "no_new_privs", true);
+	if (abi > 0)
+		cJSON_AddNumberToObject(o, "landlock", abi);
+	else
+		cJSON_AddFalseToObject(o, "landlock");
+	if (ns & CONFINE_NS_USER)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("user"));
+	if (ns & CONFINE_NS_MOUNT)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("mount"));
+	if (ns & CONFINE_NS_IPC)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("ipc"));
+	cJSON_AddNullToObject(o, "cgroup");	/* not done yet */
+	s = cJSON_PrintUnformatted(o);
+	if (s && file_write_atomic(SB_CONFINE_FILE, s))
+		cli_err("vmm", "cannot write %s", SB_CONFINE_FILE);
+	/* The event carries the same fields: the object's body. */
+	if (s && strlen(s) > 2) {
+		body = s + 1;
+		body[strlen(body) - 1] = 0;
+		sb_event(name, "confined", body);
+	}
+	free(s);
+	cJSON_Delete(o);
+}
+
+void sb_confine(const char *name, const struct vm_config *vc)
+{
+	const char *ro[MAX_RO], *rw[] = { ".", NULL };
+	int ns = hide_others(name), abi;
+
+	if (ns < 0)
+		cli_err("vmm", "namespaces: %s (other sandboxes stay visible)", strerror(-ns));
+	else if (!ns)
+		cli_err("vmm", "user namespaces not allowed here: other sandboxes stay visible");
+	read_only_paths(vc, ro);
+	abi = confine_landlock(ro, rw);
+	if (abi < 0)
+		cli_err("vmm", "landlock: %s", strerror(-abi));
+	else if (!abi)
+		cli_err("vmm", "this kernel has no Landlock: file access is not restricted");
+	write_report(name, ns > 0 ? ns : 0, abi);
+}
+
+/* A small text file (a /proc status, our report), NUL-terminated; NULL if absent. */
+static char *read_small(const char *path)
+{
+	char *buf = malloc(8192);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 && buf ? read(fd, buf, 8191) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+/* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */
+static int status_field(const char *text, const char *field)
+{
+	const char *p = text;
+	size_t n = strlen(field);
+
+	while ((p = strstr(p, field))) {
+		if ((p == text || p[-1] == '\n') && p[n] == ':')
+			return atoi(p + n + 1);
+		p += n;
+	}
+	return -1;
+}
+
+cJSON *sb_protections(const char *name, pid_t pid)
+{
+	char p[PATH_MAX], st[64], *status, *rep;
+	cJSON *o = NULL, *mine;
+	int seccomp;
+
+	if (pid <= 0)
+		return NULL;
+	snprintf(st, sizeof(st), "/proc/%d/status", (int)pid);
+	status = read_small(st);
+	if (!status)
+		return NULL;
+	rep = sb_path(name, SB_CONFINE_FILE, p, sizeof(p)) ? NULL : read_small(p);
+	mine = rep ? cJSON_Parse(rep) : NULL;
+	o = cJSON_IsObject(mine) ? mine : cJSON_CreateObject();
+	if (o != mine)
+		cJSON_Delete(mine);
+	seccomp = status_field(status, "Seccomp");
+	cJSON_DeleteItemFromObject(o, "seccomp");
+	cJSON_DeleteItemFromObject(o, "no_new_privs");
+	if (seccomp == 2)
+		cJSON_AddStringToObject(o, "seccomp", rep && strstr(rep, "\"seccomp\":\"log\"") ?
+					"log" : "filter");
+	else
+		cJSON_AddFalseToObject(o, "seccomp");
+	cJSON_AddBoolToObject(o, "no_new_privs", status_field(status, "NoNewPrivs") == 1);
+	if (!cJSON_GetObjectItem(o, "landlock"))
+		cJSON_AddFalseToObject(o, "landlock");
+	if (!cJSON_GetObjectItem(o, "namespaces"))
+		cJSON_AddArrayToObject(o, "namespaces");
+	if (!cJSON_GetObjectItem(o, "cgroup"))
+		cJSON_AddNullToObject(o, "cgroup");
+	cJSON_DeleteItemFromObject(o, "vmm_pid");
+	cJSON_AddNumberToObject(o, "vmm_pid", pid);
+	free(status);
+	free(rep);
+	return o;
+}
