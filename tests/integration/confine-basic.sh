@@ -26,9 +26,43 @@ no_seccomp_stop() {
 		fail "$1: $("$MVM" logs "$1" | grep seccomp)"
 }
 
-sb_create one --memory 256M
+sb_create one --memory 256M --cpu-quota 150
 pid=$(cat "$MVM_STATE_DIR/one/pid")
 confined "$pid" "sandbox VMM"
+
+# What is in force, as inspect, ls --json and events report it.
+run_mvm inspect one --json
+expect_eq "inspect: $(cat "$T/err")" 0 "$rc"
+python3 - "$T/out" "$pid" <<'PY' || fail "inspect --json: $(cat "$T/out")"
+import json, os, sys
+o = json.load(open(sys.argv[1]))
+p = o["protections"]
+assert o["vmm_pid"] == int(sys.argv[2]), o
+assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
+assert p["helper_pid"] is None, p
+# The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
+assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
+assert p["namespaces"] == ["user", "mount", "ipc"], p
+if p["cgroup"] is not None:
+    mx = open("/sys/fs/cgroup" + p["cgroup"] + "/memory.max").read().strip()
+    assert int(mx) == 256 * 2**20 + 256 * 2**20, mx
+    procs = open("/sys/fs/cgroup" + p["cgroup"] + "/cgroup.procs").read().split()
+    assert sys.argv[2] in procs, procs
+    cpu = open("/sys/fs/cgroup" + p["cgroup"] + "/cpu.max").read().split()
+    assert cpu == ["150000", "100000"], cpu
+print("  protections:", json.dumps(p))
+PY
+run_mvm ls --json
+python3 - "$T/out" <<'PY' || fail "ls --json: $(cat "$T/out")"
+import json, sys
+v = {s["name"]: s for s in json.load(open(sys.argv[1]))}
+assert v["one"]["protections"]["seccomp"] == "filter", v
+PY
+run_mvm events one
+expect_match "events: confined" 'confined +vmm_pid=[0-9]+ .*seccomp=trap .*landlock=[0-9]' \
+	"$(cat "$T/out")"
+run_mvm inspect one
+expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
 
 mkdir -p "$T/seed" && echo hello > "$T/seed/f"
 run_mvm cp "$T/seed" one:/data/

@@ -32,6 +32,8 @@ static const char create_usage[] =
 	"                         a data disk at /data\n"
 	"  --cpus N               vCPUs (default 1)\n"
 	"  --memory SIZE          guest RAM (default 512M)\n"
+	"  --cpu-quota PCT        at most PCT%% of one CPU for the whole sandbox (cgroup\n"
+	"                         cpu.max, where a delegated cgroup exists: mvm inspect)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
 	"  --copy HOST:GUEST      copy a host file or tree in after boot and record it\n"
@@ -46,7 +48,7 @@ static const char create_usage[] =
 	"Nothing from the host enters the guest except what --env, --copy and\n"
 	"'mvm cp' pass. Boot waits up to MVM_START_TIMEOUT seconds (default 120).\n";
 
-enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV };
+enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_CPU_QUOTA };
 
 struct create_opts {
 	struct sb_config c;
@@ -71,6 +73,11 @@ static int parse_opt(struct create_opts *o, int ch, char *arg)
 	case O_MEMORY:
 		if (cli_parse_size(arg, &o->c.mem))
 			break;
+		return 0;
+	case O_CPU_QUOTA:
+		if (cli_parse_int(arg, 1, 6400, &n))
+			break;
+		o->c.cpu_quota = (int)n;
 		return 0;
 	case O_DISK_SIZE:
 		if (cli_parse_size(arg, &o->c.disk_size) || o->c.disk_size < (16ull << 20))
@@ -216,6 +223,7 @@ int cmd_create(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "image", required_argument, NULL, O_IMAGE }, { "cpus", required_argument, NULL, O_CPUS },
 		{ "memory", required_argument, NULL, O_MEMORY },
+		{ "cpu-quota", required_argument, NULL, O_CPU_QUOTA },
 		{ "disk-size", required_argument, NULL, O_DISK_SIZE },
 		{ "kernel", required_argument, NULL, O_KERNEL }, { "copy", required_argument, NULL, O_COPY },
 		{ "env", required_argument, NULL, O_ENV }, NET_OPTS_LONGOPTS,

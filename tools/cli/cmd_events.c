@@ -33,6 +33,21 @@ static void print_human(const char *line)
 			printf(" %s=%s", it->string, it->valuestring);
 		else if (cJSON_IsNumber(it))
 			printf(" %s=%g", it->string, it->valuedouble);
+		else if (cJSON_IsBool(it) || cJSON_IsNull(it))
+			printf(" %s=%s", it->string, cJSON_IsTrue(it) ? "true" :
+			       cJSON_IsFalse(it) ? "false" : "none");
+		else if (cJSON_IsArray(it)) {
+			/* The confined event's namespaces: "user,mount,ipc". */
+			const cJSON *e;
+			const char *sep = "";
+
+			printf(" %s=", it->string);
+			cJSON_ArrayForEach(e, it)
+				if (cJSON_IsString(e)) {
+					printf("%s%s", sep, e->valuestring);
+					sep = ",";
+				}
+		}
 	}
 	putchar('\n');
 	cJSON_Delete(j);

@@ -137,7 +137,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	o->cfg.vsock_path = "vsock.sock";
 	o->cfg.vsock_cid = 3;
 	o->cfg.net.runtime_rules = true;
-	sb_vmm_serve(s->name, &o->cfg, NULL, &rep.res, &rep.guest_kib);
+	sb_vmm_serve(s->name, &o->cfg, NULL, 0, &rep.res, &rep.guest_kib);
 	rep.peak_rss_kib = run_peak_rss_kib();
 report:
 	unlink("pid");

@@ -12,6 +12,7 @@
 
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 
 int sb_root(char *out, size_t cap)
 {
@@ -274,6 +275,7 @@ int sb_remove_state(const char *name)
 	if (fd < 0)
 		return -errno;
 	ret = empty_dir(fd, 4);
+	sb_cgroup_remove(name);
 	return rmdir(dir) ? -errno : ret;
 }
 

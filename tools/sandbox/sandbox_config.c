@@ -30,6 +30,8 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddBoolToObject(j, "root_on_disk", c->root_on_disk);
 	cJSON_AddNumberToObject(j, "cpus", c->cpus);
 	cJSON_AddNumberToObject(j, "memory", (double)c->mem);
+	if (c->cpu_quota)
+		cJSON_AddNumberToObject(j, "cpu_quota", c->cpu_quota);
 	cJSON_AddNumberToObject(j, "disk_size", (double)c->disk_size);
 	cJSON_AddNumberToObject(j, "cid", (double)c->cid);
 	cJSON_AddNumberToObject(j, "created", c->created);
@@ -122,6 +124,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	c->root_on_disk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "root_on_disk"));
 	c->cpus = (int)get_num(j, "cpus");
 	c->mem = (uint64_t)get_num(j, "memory");
+	c->cpu_quota = (int)get_num(j, "cpu_quota");
 	c->disk_size = (uint64_t)get_num(j, "disk_size");
 	c->cid = (uint64_t)get_num(j, "cid");
 	c->created = get_num(j, "created");

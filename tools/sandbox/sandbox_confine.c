@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/log.h"
 #include "common/file_io.h"
 #include "confine/landlock.h"
 #include "confine/namespaces.h"
 #include "confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 #include "tools/sandbox/sandbox_confine.h"
 
 #define MAX_RO (2 + 3 * VM_MAX_DISKS + 1)
@@ -49,7 +51,7 @@ static int hide_others(const char *name)
 	return confine_namespaces(real, own);
 }
 
-static void write_report(const char *name, int ns, int abi)
+static void write_report(const char *name, int ns, int abi, const char *cgroup)
 {
 	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
 	char *s, *body;
@@ -68,10 +70,13 @@ static void write_report(const char *name, int ns, int abi)
 		cJSON_AddItemToArray(nsl, cJSON_CreateString("mount"));
 	if (ns & CONFINE_NS_IPC)
 		cJSON_AddItemToArray(nsl, cJSON_CreateString("ipc"));
-	cJSON_AddNullToObject(o, "cgroup");	/* not done yet */
+	if (cgroup)
+		cJSON_AddStringToObject(o, "cgroup", cgroup);
+	else
+		cJSON_AddNullToObject(o, "cgroup");
 	s = cJSON_PrintUnformatted(o);
 	if (s && file_write_atomic(SB_CONFINE_FILE, s))
-		cli_err("vmm", "cannot write %s", SB_CONFINE_FILE);
+		log_warn("cannot write %s", SB_CONFINE_FILE);
 	/* The event carries the same fields: the object's body. */
 	if (s && strlen(s) > 2) {
 		body = s + 1;
@@ -82,22 +87,29 @@ static void write_report(const char *name, int ns, int abi)
 	cJSON_Delete(o);
 }
 
-void sb_confine(const char *name, const struct vm_config *vc)
+void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
 {
 	const char *ro[MAX_RO], *rw[] = { ".", NULL };
-	int ns = hide_others(name), abi;
+	char cg[PATH_MAX];
+	int ns, abi, cg_ret;
 
+	/* First the cgroup (the guest's RAM is charged as it is touched, from
+	 * now on), while the cgroup tree is still in sight. */
+	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, cg, sizeof(cg));
+	if (cg_ret)
+		log_info("cgroup limits skipped: %s", cg);
+	ns = hide_others(name);
 	if (ns < 0)
-		cli_err("vmm", "namespaces: %s (other sandboxes stay visible)", strerror(-ns));
+		log_warn("namespaces: %s (other sandboxes stay visible)", strerror(-ns));
 	else if (!ns)
-		cli_err("vmm", "user namespaces not allowed here: other sandboxes stay visible");
+		log_info("user namespaces are not allowed here: other sandboxes stay visible");
 	read_only_paths(vc, ro);
 	abi = confine_landlock(ro, rw);
 	if (abi < 0)
-		cli_err("vmm", "landlock: %s", strerror(-abi));
+		log_warn("landlock: %s", strerror(-abi));
 	else if (!abi)
-		cli_err("vmm", "this kernel has no Landlock: file access is not restricted");
-	write_report(name, ns > 0 ? ns : 0, abi);
+		log_info("this kernel has no Landlock: file access is not restricted");
+	write_report(name, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
 }
 
 /* A small text file (a /proc status, our report), NUL-terminated; NULL if absent. */

@@ -15,10 +15,11 @@
  * hiding every other sandbox's state (where allowed), then Landlock (read:
  * the kernel, initrd, disks and image base directories of @vc; read-write:
  * the state directory; where the kernel has it). The seccomp filters follow
- * in vm_run. Writes SB_CONFINE_FILE and a "confined" event saying what is in
+ * in vm_run. The cgroup (tools/sandbox/sandbox_cgroup.h) comes first, with
+ * @cpu_quota (percent of one CPU, 0: none). Writes SB_CONFINE_FILE and a "confined" event saying what is in
  * force; what could not be had is reported there, never fatal.
  */
-void sb_confine(const char *name, const struct vm_config *vc);
+void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota);
 
 /*
  * What protects NAME's VMM @pid, as an object for ls/inspect/events:

@@ -164,7 +164,7 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 	return ret;
 }
 
-int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base, int cpu_quota,
 		 struct vm_result *res, uint64_t *guest_kib)
 {
 	struct sb_api *api = NULL;
@@ -193,7 +193,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		goto out;
 	}
 	/* Set up and single-threaded: confine, then vm_run adds the filters. */
-	sb_confine(name, vc);
+	sb_confine(name, vc, cpu_quota);
 	sb_test_attack_arm(vm, vc->stdout_fd);
 	sb_event(name, "started", "");
 	vm_run(vm, res);
@@ -225,7 +225,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 				 .backing_root = base_dir[0] ? base_dir : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
-	else if ((ret = sb_vmm_serve(name, &vc, &base, &res, NULL)))
+	else if ((ret = sb_vmm_serve(name, &vc, &base, c->cpu_quota, &res, NULL)))
 		cli_err("vmm", "%s", res.message);
 	close(log_fd);
 	return ret;
