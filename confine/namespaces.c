@@ -9,32 +9,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file_io.h"
 #include "confine/namespaces.h"
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	size_t n = strlen(text);
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, n) != (ssize_t)n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
 
 /* The user stays itself inside: files it makes keep its uid and gid. */
 static int map_self(uid_t uid, gid_t gid)
 {
 	char m[64];
-	int ret = write_file("/proc/self/setgroups", "deny");
+	int ret = file_put_text("/proc/self/setgroups", "deny");
 
 	snprintf(m, sizeof(m), "%u %u 1", (unsigned)uid, (unsigned)uid);
 	if (!ret || ret == -ENOENT)
-		ret = write_file("/proc/self/uid_map", m);
+		ret = file_put_text("/proc/self/uid_map", m);
 	snprintf(m, sizeof(m), "%u %u 1", (unsigned)gid, (unsigned)gid);
-	return ret ? ret : write_file("/proc/self/gid_map", m);
+	return ret ? ret : file_put_text("/proc/self/gid_map", m);
 }
 
 static int hide_root(const char *root, const char *own)

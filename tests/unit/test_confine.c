@@ -324,7 +324,8 @@ static int ns_child(const char *root)
 	return 0;
 }
 
-Test(confine_ns, other_sandboxes_vanish_own_state_stays)
+/* @fn(@root) in a child on a fresh scratch tree: skip on 77, else expect 0. */
+static void in_scratch_child(int (*fn)(const char *root), const char *skip_why)
 {
 	char root[PATH_MAX];
 	int st = 0;
@@ -333,12 +334,17 @@ Test(confine_ns, other_sandboxes_vanish_own_state_stays)
 	scratch(root, sizeof(root));
 	pid = fork();
 	if (pid == 0)
-		_exit(ns_child(root));
+		_exit(fn(root));
 	waitpid(pid, &st, 0);
 	unscratch(root);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		cr_skip_test("user namespaces are not allowed here");
+		cr_skip_test("%s", skip_why);
 	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "failed check %d", WEXITSTATUS(st));
+}
+
+Test(confine_ns, other_sandboxes_vanish_own_state_stays)
+{
+	in_scratch_child(ns_child, "user namespaces are not allowed here");
 }
 
 static int landlock_child(const char *root)
@@ -370,17 +376,5 @@ static int landlock_child(const char *root)
 
 Test(confine_landlock, only_the_state_directory_is_reachable)
 {
-	char root[PATH_MAX];
-	int st = 0;
-	pid_t pid;
-
-	scratch(root, sizeof(root));
-	pid = fork();
-	if (pid == 0)
-		_exit(landlock_child(root));
-	waitpid(pid, &st, 0);
-	unscratch(root);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
-		cr_skip_test("this kernel has no Landlock");
-	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "failed check %d", WEXITSTATUS(st));
+	in_scratch_child(landlock_child, "this kernel has no Landlock");
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file_io.h"
 #include "tools/sandbox/sandbox_cgroup.h"
 
 #define CG_MOUNT "/sys/fs/cgroup"
@@ -15,18 +16,10 @@
 static int put(const char *dir, const char *file, const char *text)
 {
 	char p[PATH_MAX];
-	int fd, ret = 0;
-	size_t n = strlen(text);
 
 	if (snprintf(p, sizeof(p), "%s/%s", dir, file) >= (int)sizeof(p))
 		return -ENAMETOOLONG;
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, n) != (ssize_t)n)
-		ret = -errno;
-	close(fd);
-	return ret;
+	return file_put_text(p, text);
 }
 
 /* This process's cgroup (v2), relative to the mount: "/" or "/a/b". */

@@ -75,22 +75,6 @@ static double get_num(const cJSON *j, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-static char *read_file(const char *path)
-{
-	char *buf = malloc(CONFIG_MAX + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 && buf ? read(fd, buf, CONFIG_MAX) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = 0;
-	return buf;
-}
-
 int sb_config_load(const char *name, struct sb_config *c)
 {
 	char p[PATH_MAX], *text;
@@ -101,7 +85,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	memset(c, 0, sizeof(*c));
 	if (ret)
 		return ret;
-	text = read_file(p);
+	text = file_read_text(p, CONFIG_MAX);
 	if (!text)
 		return -ENOENT;
 	j = cJSON_Parse(text);

@@ -112,23 +112,6 @@ void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
 	write_report(name, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
 }
 
-/* A small text file (a /proc status, our report), NUL-terminated; NULL if absent. */
-static char *read_small(const char *path)
-{
-	char *buf = malloc(8192);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 && buf ? read(fd, buf, 8191) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = 0;
-	return buf;
-}
-
 /* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */
 static int status_field(const char *text, const char *field)
 {
@@ -152,10 +135,10 @@ cJSON *sb_protections(const char *name, pid_t pid)
 	if (pid <= 0)
 		return NULL;
 	snprintf(st, sizeof(st), "/proc/%d/status", (int)pid);
-	status = read_small(st);
+	status = file_read_text(st, 8191);
 	if (!status)
 		return NULL;
-	rep = sb_path(name, SB_CONFINE_FILE, p, sizeof(p)) ? NULL : read_small(p);
+	rep = sb_path(name, SB_CONFINE_FILE, p, sizeof(p)) ? NULL : file_read_text(p, 8191);
 	mine = rep ? cJSON_Parse(rep) : NULL;
 	o = cJSON_IsObject(mine) ? mine : cJSON_CreateObject();
 	if (o != mine)
