@@ -47,10 +47,15 @@ int confine_namespaces(const char *root, const char *own)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	int ret, dumpable;
+	int ret, dumpable, deathsig = 0;
 
+	/* New credentials can clear the parent-death signal (mvm run's VMM
+	 * must die with its CLI): keep it. */
+	prctl(PR_GET_PDEATHSIG, &deathsig, 0, 0, 0);
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC))
 		return 0;
+	if (deathsig)
+		prctl(PR_SET_PDEATHSIG, deathsig, 0, 0, 0);
 	/* A non-dumpable process's /proc/self files belong to root: its own
 	 * uid_map is writable only while it is dumpable again, briefly (one
 	 * thread, nothing runs yet). */
