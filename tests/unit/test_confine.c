@@ -21,6 +21,7 @@
 #include "confine/landlock.h"
 #include "confine/namespaces.h"
 #include "confine/seccomp_filter.h"
+#include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
 
 static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main };
@@ -377,4 +378,43 @@ static int landlock_child(const char *root)
 Test(confine_landlock, only_the_state_directory_is_reachable)
 {
 	in_scratch_child(landlock_child, "this kernel has no Landlock");
+}
+
+/* What ls/inspect report: the kernel's word for seccomp and no_new_privs,
+ * the VMM's confine.json for the rest. */
+Test(confine_report, protections_merge_proc_status_and_the_vmm_report)
+{
+	char root[PATH_MAX], p[PATH_MAX + 32];
+	cJSON *o;
+	int fd;
+
+	scratch(root, sizeof(root));
+	setenv("MVM_STATE_DIR", root, 1);
+	snprintf(p, sizeof(p), "%s/own/" SB_CONFINE_FILE, root);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	dprintf(fd, "{\"vmm_pid\":1,\"helper_pid\":null,\"seccomp\":\"trap\",\"no_new_privs\":true,"
+		"\"landlock\":2,\"namespaces\":[\"user\",\"mount\",\"ipc\"],\"cgroup\":\"/mvm/own\"}");
+	close(fd);
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	o = sb_protections("own", getpid());
+	cr_assert(o);
+	/* This test process has no filter: the file's word does not count. */
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "seccomp")));
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(o, "no_new_privs")));
+	cr_expect_eq(cJSON_GetObjectItem(o, "landlock")->valueint, 2);
+	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "namespaces")), 3);
+	cr_expect_str_eq(cJSON_GetObjectItem(o, "cgroup")->valuestring, "/mvm/own");
+	cr_expect_eq(cJSON_GetObjectItem(o, "vmm_pid")->valueint, getpid());
+	cJSON_Delete(o);
+	/* Not running: nothing to report. */
+	cr_expect_null(sb_protections("own", 0));
+	/* No report from the VMM (an older one): the kernel's facts, the rest off. */
+	unlink(p);
+	o = sb_protections("own", getpid());
+	cr_assert(o);
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "landlock")));
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(o, "cgroup")));
+	cJSON_Delete(o);
+	unscratch(root);
 }
