@@ -47,7 +47,8 @@ static const struct sc_rule rules[] = {
 	{ "sendto", SC_ANY }, { "recvfrom", SC_ANY }, { "sendmsg", SC_ANY },
 	{ "recvmsg", SC_ANY }, { "sendmmsg", SC_ANY }, { "recvmmsg", SC_ANY },
 	{ "shutdown", SC_ANY },
-	/* Threads it already has, memory, time, identity queries, the end. */
+	/* Threads it already has, memory, time, identity queries (sysinfo: glibc's
+	 * qsort asks for the RAM size), the end. */
 	{ "futex", SC_ANY }, { "tgkill", SC_SELF }, { "rt_sigreturn", SC_ANY },
 	{ "rt_sigprocmask", SC_ANY }, { "mmap", SC_NO_EXEC }, { "mprotect", SC_NO_EXEC },
 	{ "munmap", SC_ANY }, { "mremap", SC_ANY }, { "madvise", SC_ANY }, { "brk", SC_ANY },
@@ -55,7 +56,8 @@ static const struct sc_rule rules[] = {
 	{ "nanosleep", SC_ANY }, { "gettimeofday", SC_ANY }, { "time", SC_ANY },
 	{ "getpid", SC_ANY }, { "gettid", SC_ANY }, { "getuid", SC_ANY },
 	{ "geteuid", SC_ANY }, { "getgid", SC_ANY }, { "getegid", SC_ANY },
-	{ "uname", SC_ANY }, { "sched_yield", SC_ANY }, { "getrandom", SC_ANY },
+	{ "uname", SC_ANY }, { "sysinfo", SC_ANY }, { "getppid", SC_ANY },
+	{ "sched_getaffinity", SC_ANY }, { "fadvise64", SC_ANY }, { "statfs", SC_ANY }, { "sched_yield", SC_ANY }, { "getrandom", SC_ANY },
 	{ "clone3", SC_ENOSYS }, { "exit", SC_ANY }, { "exit_group", SC_ANY },
 };
 

@@ -29,9 +29,9 @@ attack() {
 result() {
 	deadline=$(( $(date +%s) + 60 ))
 	while [ "$(date +%s)" -lt "$deadline" ]; do
-		r=$("$MVM" logs "$1" 2>/dev/null | grep "^mvm test-attack: $2: " | grep -v ': trying$' |
-			tail -1 | sed "s/^mvm test-attack: $2: //")
-		[ -n "$r" ] && { echo "$r"; return; }
+		r=$("$MVM" logs "$1" 2>/dev/null | grep -F "mvm test-attack: $2: " |
+			grep -v ': trying$' | tail -1)
+		[ -n "$r" ] && { echo "${r#*"$2: "}"; return; }
 		sleep 0.5
 	done
 	echo "no result"

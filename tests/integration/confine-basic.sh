@@ -59,7 +59,7 @@ v = {s["name"]: s for s in json.load(open(sys.argv[1]))}
 assert v["one"]["protections"]["seccomp"] == "filter", v
 PY
 run_mvm events one
-expect_match "events: confined" 'confined +vmm_pid=[0-9]+ .*seccomp=trap .*landlock=[0-9]' \
+expect_match "events: confined" 'confined .*vmm_pid=[0-9]+.* seccomp=trap .*landlock=[0-9]' \
 	"$(cat "$T/out")"
 run_mvm inspect one
 expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
