@@ -8,6 +8,8 @@
 . tests/integration/sandbox.lib
 
 HOOKS=build/testhooks/mvm
+# The test build finds no build/testhooks/guest beside it: name make guest's.
+export MVM_GUEST_DIR="$PWD/build/guest"
 [ -x "$HOOKS" ] || fail "$HOOKS missing (make testhooks)"
 PLAIN=$MVM
 

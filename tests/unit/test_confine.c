@@ -40,7 +40,8 @@ static const char *const dangerous[] = {
 	"reboot", "swapon", "swapoff", "iopl", "ioperm", "personality", "mknod", "mknodat",
 	"setuid", "setgid", "setreuid", "setresuid", "setgroups", "capset", "prctl",
 	"seccomp", "rt_sigaction", "memfd_create", "symlink", "symlinkat", "link", "linkat",
-	"chdir", "fchdir", "socketpair", "quotactl", "acct", "syslog", "fanotify_init",
+	"chdir", "fchdir", "socketpair", "chmod", "fchmodat", "chown", "fchownat", "lchown",
+	"utimensat", "truncate", "quotactl", "acct", "syslog", "fanotify_init",
 	"mbind", "migrate_pages", "move_pages", "set_mempolicy",
 };
 
