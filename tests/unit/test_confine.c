@@ -45,20 +45,24 @@ static const char *const dangerous[] = {
 	"mbind", "migrate_pages", "move_pages", "set_mempolicy",
 };
 
-/* Each thread's calls as seen under `strace -f -c` of a sandbox's life
- * (create, exec, cp, checkpoint, rollback, snapshot, net, stop) in the box;
- * see docs/security.md for how the list is redone. */
+/* Each thread's calls after its filter, as tests/integration/confine-strace.sh
+ * saw them in the box (a sandbox's life under strace -f: create, cp, exec
+ * with network, net allow, checkpoint, rollback, snapshot, inspect, stop;
+ * build/confine-strace.txt of 2026-12-04), less prctl and seccomp (the
+ * filter's own installation, before it is in force). Redo it after a change
+ * to what the VMM does (docs/security.md). */
 static const char *const used_vcpu[] = {
-	"ioctl", "write", "pread64", "pwrite64", "futex", "rt_sigreturn", "madvise",
-	"exit", "getrandom", "mmap", "munmap", "mprotect", "fdatasync", "sendto",
+	"clock_gettime", "close", "epoll_ctl", "exit", "futex", "getpid", "ioctl", "madvise",
+	"mmap", "mprotect", "munmap", "rt_sigprocmask", "rt_sigreturn", "write",
 };
 static const char *const used_main[] = {
-	"epoll_wait", "read", "write", "ioctl", "openat", "close", "newfstatat", "futex",
-	"tgkill", "accept4", "recvfrom", "sendto", "socket", "connect", "timerfd_settime",
-	"epoll_ctl", "unlink", "rename", "mmap", "munmap", "pread64", "pwrite64",
-	"getrandom", "exit_group", "madvise", "mincore", "fdatasync", "getdents64",
-	"lseek", "brk", "setsockopt", "getsockname", "bind", "listen",
-	"sysinfo",	/* glibc's qsort, in checkpoints: a box run found it */
+	"accept4", "brk", "clock_gettime", "close", "dup", "epoll_ctl", "epoll_wait",
+	"exit_group", "fchmod", "fdatasync", "flock", "fsync", "ftruncate", "futex", "getcwd",
+	"getpid", "getrandom", "ioctl", "lseek", "mincore", "mmap", "munmap", "newfstatat",
+	"openat", "poll", "pread64", "pwrite64", "read", "readlink", "rename", "rt_sigprocmask",
+	"sendto", "sysinfo", "tgkill", "timerfd_settime", "unlink", "write",
+	/* and, from the code: libslirp's and the resolver's sockets */
+	"socket", "connect", "recvfrom", "setsockopt", "getsockname", "bind", "listen",
 };
 
 static const struct sc_rule *find(const struct sc_table *t, const char *name)
