@@ -14,7 +14,7 @@ LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 # The product's folders, bottom layer first (docs/ARCHITECTURE.md).
-PRODUCT_DIRS := common vmm devices devices/netpolicy images snapshots \
+PRODUCT_DIRS := common vmm/confine vmm devices devices/netpolicy images snapshots \
                 tools/sandbox tools/promote tools/mcp tools/cli
 LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
@@ -31,7 +31,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration asan fuzz fuzz-quick bench bench-boot \
+.PHONY: all deps guest test unit integration testhooks asan fuzz fuzz-quick bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-hash bench-create-copy \
         demo clean format
 all: $(BUILD)/mvm guest
@@ -102,15 +102,9 @@ test-images: image-minimal
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
 	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
 
-# The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
-# drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
-MCP_CLIENT := tests/mcp/node_modules/.package-lock.json
-$(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
-	cd tests/mcp && npm ci --no-audit --no-fund
-.PHONY: mcp-client
-mcp-client: $(MCP_CLIENT)
-
-integration: $(BUILD)/mvm guest test-images mcp-client
+.PHONY: all deps guest test unit integration testhooks asan fuzz fuzz-quick bench bench-boot \
+        bench-image bench-exec bench-net bench-snapshot bench-start bench-hash bench-create-copy \
+        demo clean format
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.

@@ -8,7 +8,8 @@
 #include "common/events.h"
 #include "common/rotlog.h"
 
-enum ev_type { S, N, S_OR_NULL };	/* string, number, string or null */
+/* string, number, string or null, number or null, boolean */
+enum ev_type { S, N, S_OR_NULL, N_OR_NULL, B };
 
 struct ev_field {
 	const char *name;
@@ -16,7 +17,7 @@ struct ev_field {
 };
 
 
-#define EV_FIELDS_MAX 5
+#define EV_FIELDS_MAX 7
 
 /* The schema (docs/api.md): every type and its fields beyond time and type. */
 static const struct ev_kind {
@@ -37,6 +38,11 @@ static const struct ev_kind {
 			{ "reason", S } } },
 	{ "net-deny-suppressed", { { "suppressed", N } } },
 	{ "log-rotated", { { "file", S }, { "rotations", N }, { "dropped_bytes", N } } },
+	/* What confines the VMM (tools/sandbox/sandbox_confine.c): namespaces as
+	 * "user,mount,ipc" ("" for none), landlock its ABI (0: none). */
+	{ "confined", { { "vmm_pid", N }, { "helper_pid", N_OR_NULL }, { "seccomp", S },
+			{ "no_new_privs", B }, { "landlock", N }, { "namespaces", S },
+			{ "cgroup", S_OR_NULL } } },
 };
 
 uint64_t event_now_ms(void)
@@ -82,9 +88,13 @@ static const struct ev_kind *kind_of(const char *type)
 
 static bool type_ok(const cJSON *v, enum ev_type t)
 {
-	if (t == N)
-		return cJSON_IsNumber(v);
-	return cJSON_IsString(v) || (t == S_OR_NULL && cJSON_IsNull(v));
+	switch (t) {
+	case N: return cJSON_IsNumber(v);
+	case N_OR_NULL: return cJSON_IsNumber(v) || cJSON_IsNull(v);
+	case B: return cJSON_IsBool(v);
+	case S_OR_NULL: return cJSON_IsString(v) || cJSON_IsNull(v);
+	default: return cJSON_IsString(v);
+	}
 }
 
 /* The field @name of @k, NULL if it has none ("time", "type" are common). */

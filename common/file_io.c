@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -62,5 +63,34 @@ int file_write_atomic(const char *path, const char *text)
 		ret = -errno;
 	if (ret)
 		unlink(tmp);
+	return ret;
+}
+
+char *file_read_text(const char *path, size_t max)
+{
+	char *buf = malloc(max + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 && buf ? read(fd, buf, max) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+int file_put_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	size_t n = strlen(text);
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != (ssize_t)n)
+		ret = -errno;
+	close(fd);
 	return ret;
 }

@@ -13,4 +13,10 @@ int file_pwrite(int fd, const void *buf, size_t len, uint64_t off);
  * fsynced, renamed over; a reader never sees half a file. 0 or -errno. */
 int file_write_atomic(const char *path, const char *text);
 
+/* Up to @max bytes of @path, NUL-terminated (free it); NULL if unreadable. */
+char *file_read_text(const char *path, size_t max);
+/* Write @text into the existing @path in one write (a /proc or cgroup
+ * control file: no creation, no truncation). 0 or -errno. */
+int file_put_text(const char *path, const char *text);
+
 #endif

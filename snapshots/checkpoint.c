@@ -36,6 +36,7 @@ struct snap_mgr {
 	uint64_t npages;
 	uint64_t *vmm_dirty;		/* installed as vm->mem.dirty */
 	struct disk_layers disk;
+	int pagemap_fd;			/* opened before confinement (Landlock) */
 };
 
 static void clean_dir(void)
@@ -67,6 +68,8 @@ int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const cha
 		return -ENOMEM;
 	}
 	disk_layers_init(&m->disk, disk, format, base_root);
+	/* Read at each checkpoint, when the VMM may no longer open it. */
+	m->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	clean_dir();
 	vm->snap = m;
 	return 0;
@@ -84,6 +87,8 @@ void snap_mgr_free(struct vm *vm)
 		free(m->ck[i].state);
 	}
 	free(m->vmm_dirty);
+	if (m->pagemap_fd >= 0)
+		close(m->pagemap_fd);
 	free(m);
 	vm->snap = NULL;
 }
@@ -140,7 +145,9 @@ static int fetch_dirty(struct vm *vm, struct snap_mgr *m, uint64_t *bm)
 uint64_t *snap_present_pages(struct vm *vm, uint64_t npages)
 {
 	uint64_t *bm = calloc(mem_words(npages) + 1, 8), buf[512];
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	struct snap_mgr *m = vm->snap;
+	int fd = m && m->pagemap_fd >= 0 ? dup(m->pagemap_fd) :
+		 open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	uint64_t base = (uint64_t)(uintptr_t)ram(vm) / MEM_PAGE;
 
 	if (!bm || fd < 0) {

@@ -48,6 +48,9 @@ static int map_ram(struct guest_mem *m, uint64_t ram_size, int fd)
 	m->ram_size = ram_size;
 	/* Guest RAM is mostly untouched: let THP back it when the host allows. */
 	madvise(m->map, ram_size, MADV_HUGEPAGE);
+	/* A core dump of the VMM never holds guest memory (nor the secrets
+	 * passed into the guest with --env). */
+	madvise(m->map, ram_size, MADV_DONTDUMP);
 	low = ram_size < GM_MMIO_HOLE ? ram_size : GM_MMIO_HOLE;
 	m->regions[0] = (struct gm_region){ .gpa = 0, .size = low, .host = m->map };
 	m->nr_regions = 1;

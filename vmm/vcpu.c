@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vmm/confine/seccomp_filter.h"
 #include "vmm/exit.h"
 #include "common/log.h"
 #include "vmm/vcpu.h"
@@ -85,6 +86,12 @@ static void *vcpu_thread(void *arg)
 	struct vm *vm = v->vm;
 	sigset_t set;
 
+	/* Set-up is done: from here on KVM_RUN and the exits' few calls only
+	 * (confine/seccomp_vcpu.c). */
+	if (confine_seccomp_thread(&sc_table_vcpu)) {
+		vm_request_stop(vm, VM_ERROR, 0, "cannot install the vCPU's seccomp filter");
+		return NULL;
+	}
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);

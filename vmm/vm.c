@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "common/mono_time.h"
+#include "vmm/confine/seccomp_filter.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
 #include "common/log.h"
@@ -282,6 +283,10 @@ void vm_run(struct vm *vm, struct vm_result *res)
 		ret = vcpu_start(&vm->vcpus[i]);
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot start vCPU threads");
+	/* The vCPU threads exist (each confined itself); this thread runs the
+	 * event loop from here on (confine/seccomp_main.c). */
+	else if (confine_seccomp_thread(&sc_table_main))
+		vm_request_stop(vm, VM_ERROR, 0, "cannot install the event loop's seccomp filter");
 	ret = ev_run(&vm->loop);
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "event loop failed");

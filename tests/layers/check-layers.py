@@ -13,6 +13,7 @@ import os, re, sys
 
 LAYERS = [
     ["common"],
+    ["vmm/confine"],
     ["vmm"],
     ["devices/netpolicy", "images"],
     ["devices"],

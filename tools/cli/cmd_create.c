@@ -27,6 +27,8 @@ static const char create_usage[] =
 	"                         a data disk at /data\n"
 	"  --cpus N               vCPUs (default 1)\n"
 	"  --memory SIZE          guest RAM (default 512M)\n"
+	"  --cpu-quota PCT        at most PCT%% of one CPU for the whole sandbox (cgroup\n"
+	"                         cpu.max, where a delegated cgroup exists: mvm inspect)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
 	"  --copy HOST:GUEST      copy a host file or tree in after boot and record it\n"
@@ -48,7 +50,8 @@ static const char create_usage[] =
 static const char *const machine_opts[] = { "--image", "--cpus", "--memory", "--disk-size",
 					    "--kernel" };
 
-enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_TEMPLATE };
+enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_TEMPLATE,
+       O_CPU_QUOTA };
 
 static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machine)
 {
@@ -68,6 +71,11 @@ static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machin
 	case O_MEMORY:
 		if (cli_parse_size(arg, &o->c.mem))
 			break;
+		return 0;
+	case O_CPU_QUOTA:
+		if (cli_parse_int(arg, 1, 6400, &n))
+			break;
+		o->c.cpu_quota = (int)n;
 		return 0;
 	case O_DISK_SIZE:
 		if (cli_parse_size(arg, &o->c.disk_size) || o->c.disk_size < (16ull << 20))
@@ -131,6 +139,7 @@ int cmd_create(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "image", required_argument, NULL, O_IMAGE }, { "cpus", required_argument, NULL, O_CPUS },
 		{ "memory", required_argument, NULL, O_MEMORY },
+		{ "cpu-quota", required_argument, NULL, O_CPU_QUOTA },
 		{ "disk-size", required_argument, NULL, O_DISK_SIZE },
 		{ "kernel", required_argument, NULL, O_KERNEL }, { "copy", required_argument, NULL, O_COPY },
 		{ "env", required_argument, NULL, O_ENV }, NET_OPTS_LONGOPTS,

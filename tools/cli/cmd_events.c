@@ -32,6 +32,20 @@ static void put_text(const char *s)
 		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
+/* An array of strings as "a,b,c", each escaped like any guest-supplied text. */
+static void print_list(const cJSON *arr)
+{
+	const cJSON *e;
+	const char *sep = "";
+
+	cJSON_ArrayForEach(e, arr)
+		if (cJSON_IsString(e)) {
+			fputs(sep, stdout);
+			put_text(e->valuestring);
+			sep = ",";
+		}
+}
+
 /* "2026-12-02T13:00:00.123Z created outcome=exited ..." */
 static void print_human(const char *line)
 {
@@ -44,16 +58,19 @@ static void print_human(const char *line)
 	putchar(' ');
 	put_text(cJSON_IsString(ty) ? ty->valuestring : "?");
 	cJSON_ArrayForEach(it, j) {
-		if (!strcmp(it->string, "time") || !strcmp(it->string, "type") ||
-		    !(cJSON_IsString(it) || cJSON_IsNumber(it)))
+		if (!strcmp(it->string, "time") || !strcmp(it->string, "type") || cJSON_IsObject(it))
 			continue;
 		putchar(' ');
 		put_text(it->string);
 		putchar('=');
 		if (cJSON_IsString(it))
 			put_text(it->valuestring);
+		else if (cJSON_IsNumber(it))
+			printf("%g", it->valuedouble);
+		else if (cJSON_IsBool(it) || cJSON_IsNull(it))
+			fputs(cJSON_IsTrue(it) ? "true" : cJSON_IsFalse(it) ? "false" : "none", stdout);
 		else
-			printf("%.0f", it->valuedouble);
+			print_list(it);	/* the confined event's namespaces: "user,mount,ipc" */
 	}
 	putchar('\n');
 	cJSON_Delete(j);

@@ -8,6 +8,7 @@
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_confine.h"
 
 static const char ls_usage[] =
 	"usage: mvm ls [--json]\n"
@@ -19,7 +20,7 @@ static cJSON *entry(const char *name)
 	struct sb_config c;
 	pid_t pid;
 	const char *st = sb_status(name, &pid);
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *prot;
 	bool ok = !sb_config_load(name, &c);
 
 	cJSON_AddStringToObject(o, "name", name);
@@ -29,6 +30,12 @@ static cJSON *entry(const char *name)
 	cJSON_AddNumberToObject(o, "memory", ok ? (double)c.mem : 0);
 	cJSON_AddStringToObject(o, "image", ok && c.image[0] ? c.image : "");
 	cJSON_AddNumberToObject(o, "created", ok ? c.created : 0);
+	/* Which confinement is in force (null when not running). */
+	prot = sb_protections(name, pid);
+	if (prot)
+		cJSON_AddItemToObject(o, "protections", prot);
+	else
+		cJSON_AddNullToObject(o, "protections");
 	if (ok)
 		sb_config_free(&c);
 	return o;

@@ -6,6 +6,8 @@ int cmd_create(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
+/* `mvm inspect NAME [--json]` (tools/cli/cmd_inspect.c). */
+int cmd_inspect(int argc, char **argv);
 int cmd_start(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

@@ -22,6 +22,7 @@ static const struct verb verbs[] = {
 	{ "exec", cmd_exec, "run a command in a running sandbox" },
 	{ "cp", cmd_cp, "copy files and trees into or out of a sandbox" },
 	{ "ls", cmd_ls, "list sandboxes and their status" },
+	{ "inspect", cmd_inspect, "a sandbox's processes and the protections in force" },
 	{ "stop", cmd_stop, "stop a sandbox (its disk is kept)" },
 	{ "start", cmd_start, "boot a stopped sandbox again" },
 	{ "rm", cmd_rm, "delete a sandbox and its state" },

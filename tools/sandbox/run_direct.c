@@ -3,9 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "vmm/confine/hygiene.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/vm_devices.h"
@@ -94,16 +96,10 @@ static void drop_overlay(struct run_opts *o)
 
 long run_peak_rss_kib(void)
 {
-	char line[256];
-	long kib = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	struct rusage ru;
 
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmHWM: %ld", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
+	/* VmHWM, without opening /proc (closed to a confined VMM). */
+	return getrusage(RUSAGE_SELF, &ru) ? -1 : ru.ru_maxrss;
 }
 
 static void print_timing(const struct vm *vm, const struct vm_result *r)
@@ -154,6 +150,11 @@ int run_direct(struct run_opts *o)
 	struct vm *vm = NULL;
 	int ret = MVM_EXIT_ERROR;
 
+	/* This process becomes the VMM: nothing it inherited stays open. */
+	ret = confine_hygiene(NULL, 0);
+	if (ret)
+		cli_err("run", "process hygiene: %s", strerror(-ret));
+	ret = MVM_EXIT_ERROR;
 	if (o->image && run_attach_image(o, NULL))
 		goto out;
 	if (o->save_initrd) {

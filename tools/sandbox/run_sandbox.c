@@ -21,6 +21,7 @@
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
 #include "common/rotlog.h"
+#include "vmm/confine/hygiene.h"
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
@@ -110,7 +111,7 @@ static void serve_template(struct run_opts *o, struct run_sb *s, struct rotlog *
 			vc.log = log;
 			vc.console_fd = o->cfg.console_fd;	/* --console */
 			base = (struct vm_disk){ .path = c.disk, .format = c.disk_format };
-			sb_vmm_serve(s->name, &vc, &base, &rep->res, &rep->guest_kib);
+			sb_vmm_serve(s->name, &vc, &base, c.cpu_quota, &rep->res, &rep->guest_kib);
 		}
 		sb_config_free(&c);
 	}
@@ -135,6 +136,10 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	if (getppid() != parent)
 		_exit(125);
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* A fork of the CLI: of its descriptors only the report pipe stays
+	 * (0-2 are the user's terminal or pipes, replaced below but stderr). */
+	if ((fd = confine_hygiene(&report_fd, 1)))
+		cli_err("run", "process hygiene: %s", strerror(-fd));
 	/* Our stdout may be a pipe the user waits on: only the parent holds it. */
 	fd = open("/dev/null", O_RDWR);
 	if (fd >= 0) {
@@ -163,7 +168,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	o->cfg.vsock_path = "vsock.sock";
 	o->cfg.vsock_cid = 3;
 	o->cfg.net.runtime_rules = true;
-	sb_vmm_serve(s->name, &o->cfg, NULL, &rep.res, &rep.guest_kib);
+	sb_vmm_serve(s->name, &o->cfg, NULL, 0, &rep.res, &rep.guest_kib);
 	rep.peak_rss_kib = run_peak_rss_kib();
 report:
 	unlink("pid");

@@ -14,6 +14,7 @@
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sock_probe.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 
 int sb_root(char *out, size_t cap)
 {
@@ -228,7 +229,11 @@ int sb_remove_state(const char *name)
 	char dir[PATH_MAX];
 	int ret = sb_path(name, NULL, dir, sizeof(dir));
 
-	return ret ? ret : rm_tree(dir);
+	if (ret)
+		return ret;
+	ret = rm_tree(dir);
+	sb_cgroup_remove(name);
+	return ret;
 }
 
 /* mkdir -p of the state root, private to the user; its path in @root. */

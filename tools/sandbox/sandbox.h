@@ -28,6 +28,7 @@ struct sb_config {
 	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */
 	int cpus;
 	uint64_t mem, disk_size;
+	int cpu_quota;			/* --cpu-quota: percent of one CPU (cgroup cpu.max); 0 = none */
 	uint64_t cid;
 	double created;			/* seconds since the epoch */
 	int nenv;

@@ -32,6 +32,8 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddBoolToObject(j, "root_on_disk", c->root_on_disk);
 	cJSON_AddNumberToObject(j, "cpus", c->cpus);
 	cJSON_AddNumberToObject(j, "memory", (double)c->mem);
+	if (c->cpu_quota)
+		cJSON_AddNumberToObject(j, "cpu_quota", c->cpu_quota);
 	cJSON_AddNumberToObject(j, "disk_size", (double)c->disk_size);
 	cJSON_AddNumberToObject(j, "cid", (double)c->cid);
 	cJSON_AddNumberToObject(j, "created", c->created);
@@ -75,22 +77,6 @@ static double get_num(const cJSON *j, const char *key)
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
 }
 
-static char *read_file(const char *path)
-{
-	char *buf = malloc(CONFIG_MAX + 1);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 && buf ? read(fd, buf, CONFIG_MAX) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (n < 0) {
-		free(buf);
-		return NULL;
-	}
-	buf[n] = 0;
-	return buf;
-}
-
 int sb_config_load(const char *name, struct sb_config *c)
 {
 	char p[PATH_MAX], *text;
@@ -101,7 +87,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	memset(c, 0, sizeof(*c));
 	if (ret)
 		return ret;
-	text = read_file(p);
+	text = file_read_text(p, CONFIG_MAX);
 	if (!text)
 		return -ENOENT;
 	j = cJSON_Parse(text);
@@ -125,6 +111,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	c->root_on_disk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "root_on_disk"));
 	c->cpus = (int)get_num(j, "cpus");
 	c->mem = (uint64_t)get_num(j, "memory");
+	c->cpu_quota = (int)get_num(j, "cpu_quota");
 	c->disk_size = (uint64_t)get_num(j, "disk_size");
 	c->cid = (uint64_t)get_num(j, "cid");
 	c->created = get_num(j, "created");

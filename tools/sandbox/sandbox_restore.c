@@ -65,18 +65,62 @@ static int copy_file(const char *src, const char *dst)
 	return ret;
 }
 
+/* Every file of the flat directory @from into @to (renamed, or copied
+ * where @to is on another file system), then @from goes. 0 or -errno. */
+static int move_files(const char *from, const char *to)
+{
+	DIR *d = opendir(from);
+	struct dirent *e;
+	int ret = d ? 0 : -errno;
+
+	while (!ret && (e = readdir(d))) {
+		char a[PATH_MAX], b[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(a, sizeof(a), "%s/%s", from, e->d_name);
+		snprintf(b, sizeof(b), "%s/%s", to, e->d_name);
+		if (rename(a, b) && (errno != EXDEV || (ret = copy_file(a, b)) || unlink(a)))
+			ret = ret ? ret : -errno;
+	}
+	if (d)
+		closedir(d);
+	rm_tree(from);
+	return ret;
+}
+
+/*
+ * The VMM may write only in its own state directory (Landlock, and its
+ * mount namespace hides the rest): it writes the snapshot into
+ * snapshot.out there, and we move the files into @dir.
+ */
 int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 {
-	char cfg[PATH_MAX], dst[PATH_MAX + 16];
-	cJSON *req = cJSON_CreateObject(), *resp;
-	int ret;
+	char cfg[PATH_MAX], dst[PATH_MAX + 16], stage[PATH_MAX];
+	cJSON *req, *resp;
+	int ret = sb_path(name, "snapshot.out", stage, sizeof(stage));
 
+	if (ret)
+		return ret;
+	rm_tree(stage);		/* a killed snapshot's leftovers */
+	if (mkdir(stage, 0700)) {
+		cli_err(verb, "%s: %s", stage, strerror(errno));
+		return -errno;
+	}
+	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "snapshot");
-	cJSON_AddStringToObject(req, "dir", dir);
+	cJSON_AddStringToObject(req, "dir", stage);
 	resp = sb_snap_call(verb, name, req);
-	if (!resp)
+	if (!resp) {
+		rm_tree(stage);
 		return -EIO;
+	}
 	cJSON_Delete(resp);
+	ret = move_files(stage, dir);
+	if (ret) {
+		cli_err(verb, "moving the snapshot into %s: %s", dir, strerror(-ret));
+		return ret;
+	}
 	snprintf(dst, sizeof(dst), "%s/config.json", dir);
 	ret = sb_path(name, "config.json", cfg, sizeof(cfg));
 	if (!ret)

@@ -13,6 +13,7 @@
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 
 /* Alive and not a zombie (a daemon's zombie lingers until its reaper runs). */
 static bool pid_alive(pid_t pid)
@@ -151,19 +152,22 @@ int sb_stop(const char *name, int timeout_s)
 	if (pid <= 0) {
 		if (pid < 0 && !sb_path(name, "pid", p, sizeof(p)))
 			unlink(p);	/* crashed: nothing runs, forget it */
+		sb_cgroup_remove(name);
 		return 0;
 	}
 	/* Clean: the guest syncs its disks and resets; the VMM then exits. */
-	if (agent_shutdown(name, 5000) == 0 && wait_gone(pid, timeout_s))
+	if ((agent_shutdown(name, 5000) == 0 && wait_gone(pid, timeout_s)) ||
+	    (api_simple(name, "shutdown", err, sizeof(err)) == 0 && wait_gone(pid, 10))) {
+		sb_cgroup_remove(name);
 		return 0;
-	if (api_simple(name, "shutdown", err, sizeof(err)) == 0 && wait_gone(pid, 10))
-		return 0;
+	}
 	kill(pid, SIGKILL);
 	if (!wait_gone(pid, 10))
 		return -ETIMEDOUT;
 	sb_vmm_pid(name);	/* removes the stale sockets */
 	if (!sb_path(name, "pid", p, sizeof(p)))
 		unlink(p);
+	sb_cgroup_remove(name);
 	sb_event(name, "killed");
 	return 0;
 }

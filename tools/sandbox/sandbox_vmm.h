@@ -17,9 +17,10 @@ int sb_vmm_write_pid(void);
  * @guest_kib (may be NULL) the guest's resident RAM at the end. 0, or -errno
  * when the VM could not be created. @base (NULL: none) is the sandbox's disk
  * as created, before any checkpoint layer: checkpoints freeze layers above
- * it (snapshots/checkpoint.h). A pending `mvm restore` is loaded here.
+ * it (snapshots/checkpoint.h). @cpu_quota: `create --cpu-quota` (0: none).
+ * A pending `mvm restore` is loaded here.
  */
-int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base, int cpu_quota,
 		 struct vm_result *res, uint64_t *guest_kib);
 
 struct cJSON;

@@ -17,12 +17,16 @@
 #include "common/cli_util.h"
 #include "common/events.h"
 #include "common/rotlog.h"
+#include "vmm/confine/hygiene.h"
+#include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/sandbox_api.h"
+#include "tools/sandbox/sandbox_confine.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 #include "tools/sandbox/sandbox_vmm.h"
+#include "tools/sandbox/test_attack.h"
 #include "tools/sandbox/vm_devices.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -90,7 +94,7 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 	return ret;
 }
 
-int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base,
+int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base, int cpu_quota,
 		 struct vm_result *res, uint64_t *guest_kib)
 {
 	struct sb_api *api = NULL;
@@ -104,6 +108,8 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		return -ENOMEM;
 	}
 	vc->add_devices = vm_devices_create;
+	/* A forbidden system call is reported where `mvm logs` looks. */
+	confine_seccomp_report_to(vc->stdout_fd);
 	ret = vm_create(vm, vc, res);
 	if (!ret)
 		ret = snap_setup(vm, vc, base, res);
@@ -116,6 +122,9 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		outcome_event(name, res);
 		goto out;
 	}
+	/* Set up and single-threaded: confine, then vm_run adds the filters. */
+	sb_confine(name, vc, cpu_quota);
+	sb_test_attack_arm(vm, vc->stdout_fd);
 	sb_event(name, "started");
 	vm_run(vm, res);
 	if (guest_kib)
@@ -171,7 +180,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 				 .backing_root = bufs->base_dir[0] ? bufs->base_dir : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
-	else if ((ret = sb_vmm_serve(name, &vc, &base, &res, NULL)))
+	else if ((ret = sb_vmm_serve(name, &vc, &base, c->cpu_quota, &res, NULL)))
 		cli_err("vmm", "%s", res.message);
 	rotlog_close(&log);
 	free(bufs);
@@ -190,6 +199,11 @@ int sb_vmm_main(const char *name)
 	struct sb_config c;
 	int ret;
 
+	/* Started by create/start with 0-2 only; a failure is reported, not fatal
+	 * (the seccomp filter, installed later, does not depend on it). */
+	ret = confine_hygiene(NULL, 0);
+	if (ret)
+		cli_err("vmm", "process hygiene: %s", strerror(-ret));
 	if (chdir_state(name) || sb_config_load(name, &c)) {
 		cli_err("vmm", "cannot load the sandbox %s", name);
 		return -ENOENT;

@@ -1,0 +1,123 @@
+#!/bin/sh
+# Issue 16: every VMM runs confined (per-thread seccomp filters, no_new_privs)
+# and keeps working through a sandbox's whole life: exec, cp, network,
+# checkpoint, rollback, snapshot, restore; and the VMM `mvm run` starts.
+. tests/integration/lib.sh
+. tests/integration/sandbox.lib
+
+# confined PID WHAT: the VMM and each of its threads run under a filter.
+confined() {
+	st=/proc/$1/status
+	grep -q '^NoNewPrivs:[[:space:]]*1$' "$st" || fail "$2: NoNewPrivs: $(grep NoNew "$st")"
+	for t in /proc/$1/task/*; do
+		grep -q '^Seccomp:[[:space:]]*2$' "$t/status" ||
+			fail "$2: thread $(basename "$t") $(grep '^Seccomp:' "$t/status")"
+	done
+	grep -q '^Seccomp:[[:space:]]*2$' "$st" || fail "$2: $(grep '^Seccomp:' "$st")"
+}
+
+# alive PID NAME WHAT: the VMM still runs, else its log says why.
+alive() {
+	# (a dead daemon may linger as a zombie: its log says it too)
+	if ! kill -0 "$1" 2>/dev/null || "$MVM" logs "$2" 2>/dev/null | grep -q 'mvm vmm: seccomp'; then
+		fail "$3: the VMM died: $("$MVM" logs "$2" 2>&1 | tail -5)"
+	fi
+}
+
+no_seccomp_stop() {
+	! "$MVM" logs "$1" 2>/dev/null | grep -q 'seccomp' ||
+		fail "$1: $("$MVM" logs "$1" | grep seccomp)"
+}
+
+sb_create one --memory 256M --cpu-quota 150
+pid=$(cat "$MVM_STATE_DIR/one/pid")
+confined "$pid" "sandbox VMM"
+
+# What is in force, as inspect, ls --json and events report it.
+run_mvm inspect one --json
+expect_eq "inspect: $(cat "$T/err")" 0 "$rc"
+python3 - "$T/out" "$pid" <<'PY' || fail "inspect --json: $(cat "$T/out")"
+import json, os, sys
+o = json.load(open(sys.argv[1]))
+p = o["protections"]
+assert o["vmm_pid"] == int(sys.argv[2]), o
+assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
+assert p["helper_pid"] is None, p
+# The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
+assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
+assert p["namespaces"] == ["user", "mount", "ipc"], p
+if p["cgroup"] is not None:
+    mx = open("/sys/fs/cgroup" + p["cgroup"] + "/memory.max").read().strip()
+    assert int(mx) == 256 * 2**20 + 256 * 2**20, mx
+    procs = open("/sys/fs/cgroup" + p["cgroup"] + "/cgroup.procs").read().split()
+    assert sys.argv[2] in procs, procs
+    cpu = open("/sys/fs/cgroup" + p["cgroup"] + "/cpu.max").read().split()
+    assert cpu == ["150000", "100000"], cpu
+print("  protections:", json.dumps(p))
+PY
+run_mvm ls --json
+python3 - "$T/out" <<'PY' || fail "ls --json: $(cat "$T/out")"
+import json, sys
+v = {s["name"]: s for s in json.load(open(sys.argv[1]))}
+assert v["one"]["protections"]["seccomp"] == "filter", v
+PY
+run_mvm events one
+expect_match "events: confined" 'confined .*vmm_pid=[0-9]+.* seccomp=trap .*landlock=[0-9]' \
+	"$(cat "$T/out")"
+run_mvm inspect one
+expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
+
+mkdir -p "$T/seed" && echo hello > "$T/seed/f"
+run_mvm cp "$T/seed" one:/data/
+expect_eq "cp in" 0 "$rc"
+run_mvm exec one -- cat /data/seed/f
+expect_eq "exec" "hello" "$(cat "$T/out")"
+alive "$pid" one "cp and exec"
+run_mvm net allow one 127.0.0.1:9/tcp
+run_mvm exec one -- sh -c 'nslookup example.invalid 10.0.2.3 >/dev/null 2>&1; wget -q -T 2 -O- http://10.0.2.2:9/ 2>&1; true'
+alive "$pid" one "network"
+run_mvm checkpoint one t1
+alive "$pid" one "checkpoint"
+expect_eq "checkpoint: $(cat "$T/err")" 0 "$rc"
+run_mvm exec one -- sh -c 'echo later > /data/later; sync'
+run_mvm rollback one t1
+alive "$pid" one "rollback"
+expect_eq "rollback: $(cat "$T/err")" 0 "$rc"
+run_mvm exec one -- sh -c 'cat /data/later 2>/dev/null || echo gone'
+expect_eq "rolled back" "gone" "$(cat "$T/out")"
+run_mvm snapshot one "$T/snap"
+alive "$pid" one "snapshot"
+expect_eq "snapshot: $(cat "$T/err")" 0 "$rc"
+kill -0 "$pid" || fail "the VMM died"
+confined "$pid" "sandbox VMM after its verbs"
+no_seccomp_stop one
+
+SANDBOXES="$SANDBOXES two"
+run_mvm restore "$T/snap" two
+expect_eq "restore: $(cat "$T/err")" 0 "$rc"
+confined "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
+run_mvm exec two -- cat /data/seed/f
+expect_eq "restored exec" "hello" "$(cat "$T/out")"
+no_seccomp_stop two
+
+run_mvm stop one
+expect_eq "stop" 0 "$rc"
+no_seccomp_stop one
+
+# mvm run: its VMM is a child of the CLI; look while the command runs.
+"$MVM" run -- sh -c 'sleep 20' >"$T/run.out" 2>"$T/run.err" &
+runpid=$!
+deadline=$(( $(date +%s) + 120 ))
+vmm=""
+while [ "$(date +%s)" -lt "$deadline" ]; do
+	f="$MVM_STATE_DIR/run-$runpid/pid"
+	if [ -s "$f" ] && "$MVM" exec "run-$runpid" -- true >/dev/null 2>&1; then
+		vmm=$(cat "$f")
+		break
+	fi
+	sleep 0.5
+done
+[ -n "$vmm" ] || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
+confined "$vmm" "mvm run's VMM"
+wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
+echo "confine-basic: ok"

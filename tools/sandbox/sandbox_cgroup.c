@@ -1,0 +1,106 @@
+/* cgroup v2 limits (tools/sandbox/sandbox_cgroup.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/file_io.h"
+#include "tools/sandbox/sandbox_cgroup.h"
+
+#define CG_MOUNT "/sys/fs/cgroup"
+
+static int put(const char *dir, const char *file, const char *text)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s/%s", dir, file) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	return file_put_text(p, text);
+}
+
+/* This process's cgroup (v2), relative to the mount: "/" or "/a/b". */
+static int own_cgroup(char *out, size_t cap)
+{
+	char buf[PATH_MAX + 8];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int ret = -ENOENT;
+
+	while (f && fgets(buf, sizeof(buf), f))
+		if (!strncmp(buf, "0::", 3)) {
+			buf[strcspn(buf, "\n")] = 0;
+			snprintf(out, cap, "%s", buf + 3);
+			ret = 0;
+		}
+	if (f)
+		fclose(f);
+	return ret;
+}
+
+/* The directory mvm/ below our cgroup, with memory and pids for children. */
+static int container(char *dir, size_t cap, bool cpu)
+{
+	char own[PATH_MAX];
+	int ret = own_cgroup(own, sizeof(own));
+
+	if (ret)
+		return ret;
+	if (snprintf(dir, cap, "%s%s", CG_MOUNT, strcmp(own, "/") ? own : "") >= (int)cap)
+		return -ENAMETOOLONG;
+	/* Fails with EBUSY where our cgroup holds processes (no internal
+	 * processes below the root) and EACCES where it is not delegated. */
+	ret = put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
+	if (ret)
+		return ret;
+	strncat(dir, "/mvm", cap - strlen(dir) - 1);
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	return put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
+}
+
+int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *path, size_t cap)
+{
+	char dir[PATH_MAX], v[32];
+	int ret = container(dir, sizeof(dir) - 64, cpu_quota > 0);
+
+	if (!ret) {
+		strcat(dir, "/");
+		strncat(dir, name, sizeof(dir) - strlen(dir) - 1);
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			ret = -errno;
+	}
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)(guest_mem + SB_CGROUP_OVERHEAD));
+	if (!ret)
+		ret = put(dir, "memory.max", v);
+	snprintf(v, sizeof(v), "%d", SB_CGROUP_PIDS);
+	if (!ret)
+		ret = put(dir, "pids.max", v);
+	/* cpu.max "QUOTA PERIOD": PCT% of one CPU per 100 ms. */
+	snprintf(v, sizeof(v), "%d 100000", cpu_quota * 1000);
+	if (!ret && cpu_quota > 0)
+		ret = put(dir, "cpu.max", v);
+	snprintf(v, sizeof(v), "%d", (int)getpid());
+	if (!ret)
+		ret = put(dir, "cgroup.procs", v);
+	if (ret) {
+		snprintf(path, cap, "%s", ret == -EBUSY ? "our cgroup holds other processes" :
+			 ret == -EACCES || ret == -EROFS || ret == -EPERM ?
+			 "no delegated cgroup subtree" : strerror(-ret));
+		return ret;
+	}
+	snprintf(path, cap, "%s", dir + strlen(CG_MOUNT));
+	return 0;
+}
+
+void sb_cgroup_remove(const char *name)
+{
+	char dir[PATH_MAX], own[PATH_MAX];
+
+	if (own_cgroup(own, sizeof(own)))
+		return;
+	snprintf(dir, sizeof(dir), "%s%s/mvm/%s", CG_MOUNT, strcmp(own, "/") ? own : "", name);
+	rmdir(dir);
+}

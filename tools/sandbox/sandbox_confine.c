@@ -1,0 +1,187 @@
+/* Confining a sandbox's VMM (tools/sandbox/sandbox_confine.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/events.h"
+#include "common/cli_util.h"
+#include "common/log.h"
+#include "common/file_io.h"
+#include "vmm/confine/landlock.h"
+#include "vmm/confine/namespaces.h"
+#include "vmm/confine/seccomp_filter.h"
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
+#include "tools/sandbox/sandbox_confine.h"
+
+#define MAX_RO (2 + 3 * VM_MAX_DISKS + 1)
+
+/* What the VMM may still read once running: boot files, disks, bases. */
+static void read_only_paths(const struct vm_config *vc, const char **ro)
+{
+	int n = 0;
+
+	if (vc->kernel_path)
+		ro[n++] = vc->kernel_path;
+	if (vc->initrd_path)
+		ro[n++] = vc->initrd_path;
+	for (int i = 0; i < vc->nr_disks && i < VM_MAX_DISKS; i++) {
+		const struct vm_disk *d = &vc->disks[i];
+
+		if (d->path)
+			ro[n++] = d->path;
+		if (d->backing_root)
+			ro[n++] = d->backing_root;
+		if (d->backing_root2)
+			ro[n++] = d->backing_root2;
+	}
+	ro[n] = NULL;
+}
+
+static int hide_others(const char *name)
+{
+	char root[PATH_MAX], real[PATH_MAX], own[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || !realpath(root, real) || !getcwd(own, sizeof(own)))
+		return -ENOENT;
+	(void)name;
+	return confine_namespaces(real, own);
+}
+
+/* The "confined" event: confine.json's fields, in the event schema's types
+ * (common/events.c): namespaces joined, landlock 0 for none. */
+static void confined_event(const char *name, const cJSON *o)
+{
+	cJSON *ev = event_new("confined", 0), *it;
+	char ns[64] = "";
+
+	cJSON_ArrayForEach(it, o) {
+		if (cJSON_IsArray(it)) {
+			const cJSON *e;
+
+			cJSON_ArrayForEach(e, it)
+				if (cJSON_IsString(e))
+					snprintf(ns + strlen(ns), sizeof(ns) - strlen(ns), "%s%s",
+						 ns[0] ? "," : "", e->valuestring);
+			cJSON_AddStringToObject(ev, it->string, ns);
+		} else if (cJSON_IsFalse(it) && !strcmp(it->string, "landlock")) {
+			cJSON_AddNumberToObject(ev, it->string, 0);
+		} else {
+			cJSON_AddItemToObject(ev, it->string, cJSON_Duplicate(it, 1));
+		}
+	}
+	sb_event_put(name, ev);
+}
+
+static void write_report(const char *name, int ns, int abi, const char *cgroup)
+{
+	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
+	char *s;
+
+	cJSON_AddNumberToObject(o, "vmm_pid", getpid());
+	cJSON_AddNullToObject(o, "helper_pid");	/* libslirp still runs in the VMM */
+	cJSON_AddStringToObject(o, "seccomp", confine_seccomp_log_mode() ? "log" : "trap");
+	cJSON_AddBoolToObject(o, "no_new_privs", true);
+	if (abi > 0)
+		cJSON_AddNumberToObject(o, "landlock", abi);
+	else
+		cJSON_AddFalseToObject(o, "landlock");
+	if (ns & CONFINE_NS_USER)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("user"));
+	if (ns & CONFINE_NS_MOUNT)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("mount"));
+	if (ns & CONFINE_NS_IPC)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("ipc"));
+	if (cgroup)
+		cJSON_AddStringToObject(o, "cgroup", cgroup);
+	else
+		cJSON_AddNullToObject(o, "cgroup");
+	s = cJSON_PrintUnformatted(o);
+	if (s && file_write_atomic(SB_CONFINE_FILE, s))
+		log_warn("cannot write %s", SB_CONFINE_FILE);
+	confined_event(name, o);
+	free(s);
+	cJSON_Delete(o);
+}
+
+void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
+{
+	const char *ro[MAX_RO], *rw[] = { ".", NULL };
+	char cg[PATH_MAX];
+	int ns, abi, cg_ret;
+
+	/* First the cgroup (the guest's RAM is charged as it is touched, from
+	 * now on), while the cgroup tree is still in sight. */
+	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, cg, sizeof(cg));
+	if (cg_ret)
+		log_info("cgroup limits skipped: %s", cg);
+	ns = hide_others(name);
+	if (ns < 0)
+		log_warn("namespaces: %s (other sandboxes stay visible)", strerror(-ns));
+	else if (!ns)
+		log_info("user namespaces are not allowed here: other sandboxes stay visible");
+	read_only_paths(vc, ro);
+	abi = confine_landlock(ro, rw);
+	if (abi < 0)
+		log_warn("landlock: %s", strerror(-abi));
+	else if (!abi)
+		log_info("this kernel has no Landlock: file access is not restricted");
+	write_report(name, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
+}
+
+/* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */
+static int status_field(const char *text, const char *field)
+{
+	const char *p = text;
+	size_t n = strlen(field);
+
+	while ((p = strstr(p, field))) {
+		if ((p == text || p[-1] == '\n') && p[n] == ':')
+			return atoi(p + n + 1);
+		p += n;
+	}
+	return -1;
+}
+
+cJSON *sb_protections(const char *name, pid_t pid)
+{
+	char p[PATH_MAX], st[64], *status, *rep;
+	cJSON *o = NULL, *mine;
+	int seccomp;
+
+	if (pid <= 0)
+		return NULL;
+	snprintf(st, sizeof(st), "/proc/%d/status", (int)pid);
+	status = file_read_text(st, 8191);
+	if (!status)
+		return NULL;
+	rep = sb_path(name, SB_CONFINE_FILE, p, sizeof(p)) ? NULL : file_read_text(p, 8191);
+	mine = rep ? cJSON_Parse(rep) : NULL;
+	o = cJSON_IsObject(mine) ? mine : cJSON_CreateObject();
+	if (o != mine)
+		cJSON_Delete(mine);
+	seccomp = status_field(status, "Seccomp");
+	cJSON_DeleteItemFromObject(o, "seccomp");
+	cJSON_DeleteItemFromObject(o, "no_new_privs");
+	if (seccomp == 2)
+		cJSON_AddStringToObject(o, "seccomp", rep && strstr(rep, "\"seccomp\":\"log\"") ?
+					"log" : "filter");
+	else
+		cJSON_AddFalseToObject(o, "seccomp");
+	cJSON_AddBoolToObject(o, "no_new_privs", status_field(status, "NoNewPrivs") == 1);
+	if (!cJSON_GetObjectItem(o, "landlock"))
+		cJSON_AddFalseToObject(o, "landlock");
+	if (!cJSON_GetObjectItem(o, "namespaces"))
+		cJSON_AddArrayToObject(o, "namespaces");
+	if (!cJSON_GetObjectItem(o, "cgroup"))
+		cJSON_AddNullToObject(o, "cgroup");
+	cJSON_DeleteItemFromObject(o, "vmm_pid");
+	cJSON_AddNumberToObject(o, "vmm_pid", pid);
+	free(status);
+	free(rep);
+	return o;
+}

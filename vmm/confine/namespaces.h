@@ -1,0 +1,22 @@
+/* Namespaces for a VMM: other sandboxes out of sight. */
+#ifndef MVM_CONFINE_NAMESPACES_H
+#define MVM_CONFINE_NAMESPACES_H
+
+#define CONFINE_NS_USER 1
+#define CONFINE_NS_MOUNT 2
+#define CONFINE_NS_IPC 4
+
+/*
+ * Move the calling process (single-threaded: unshare refuses otherwise)
+ * into new user, mount and IPC namespaces, unprivileged (the user maps to
+ * itself), and hide @root (the directory of all sandboxes' state) behind an
+ * empty read-only tmpfs in which only @own (a directory inside @root, which
+ * must be the current directory) is bound back at its path. Other
+ * sandboxes' api.sock and files are then gone for this process, whatever
+ * Landlock's version. Returns the CONFINE_NS_* now in force (0 where user
+ * namespaces are not allowed: nothing changed), or -errno if the mounts
+ * failed after the namespaces were made.
+ */
+int confine_namespaces(const char *root, const char *own);
+
+#endif

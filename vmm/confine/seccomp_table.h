@@ -1,0 +1,39 @@
+/*
+ * The per-thread seccomp filters as data: one table per kind of thread
+ * (confine/seccomp_vcpu.c, confine/seccomp_main.c), installed by
+ * confine/seccomp_filter.c. A table names the system calls its thread may
+ * make once set-up is done; a few carry an argument rule.
+ */
+#ifndef MVM_CONFINE_SECCOMP_TABLE_H
+#define MVM_CONFINE_SECCOMP_TABLE_H
+
+#include <stddef.h>
+
+enum sc_arg {
+	SC_ANY,		/* any arguments */
+	SC_IOCTL,	/* request (arg 1, low 32 bits) in the table's ioctls */
+	SC_SOCKET,	/* family (arg 0) in the table's families */
+	SC_NO_EXEC,	/* mmap/mprotect: no PROT_EXEC in arg 2 (no new code) */
+	SC_SELF,	/* tgkill: only threads of this process (arg 0 = own pid) */
+	SC_ENOSYS,	/* fails with ENOSYS (clone3: glibc then uses clone) */
+};
+
+struct sc_rule {
+	const char *name;	/* the system call, as libseccomp names it */
+	enum sc_arg arg;
+};
+
+struct sc_table {
+	const char *thread;	/* for messages: "vcpu", "main" */
+	const struct sc_rule *rules;
+	size_t nr_rules;
+	const unsigned long *ioctls;
+	size_t nr_ioctls;
+	const int *families;
+	size_t nr_families;
+};
+
+extern const struct sc_table sc_table_vcpu;	/* vCPU threads: KVM_RUN and exits */
+extern const struct sc_table sc_table_main;	/* the event loop: devices, API, slirp */
+
+#endif
