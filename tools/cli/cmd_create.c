@@ -27,7 +27,7 @@ static const char create_usage[] =
 	"                         a data disk at /data\n"
 	"  --cpus N               vCPUs (default 1)\n"
 	"  --memory SIZE          guest RAM (default 512M)\n"
-	"  --cpu-quota PCT        at most PCT%% of one CPU for the whole sandbox (cgroup\n"
+	"  --cpu-quota PCT        at most PCT% of one CPU for the whole sandbox (cgroup\n"
 	"                         cpu.max, where a delegated cgroup exists: mvm inspect)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
