@@ -116,8 +116,9 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 	}
 	close(pfd[0]);
 	waitpid(child, NULL, 0);
-	/* Booted means: the agent answers a ping through vsock. */
-	while (mono_now_s() < deadline) {
+	/* Booted means: the agent answers a ping through vsock. A template's
+	 * VMM answers within milliseconds: poll fast at first, then back off. */
+	for (int wait_ms = 2; mono_now_s() < deadline; wait_ms = wait_ms < 100 ? wait_ms * 2 : 100) {
 		if (!pid_alive(vmm)) {
 			snprintf(err, errlen, "the VMM exited during boot (see mvm logs %s)", name);
 			log_reason(name, err, errlen);
@@ -125,7 +126,7 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 		}
 		if (agent_ping(name, 2000) == 0)
 			return 0;
-		sleep_ms(100);
+		sleep_ms(wait_ms);
 	}
 	snprintf(err, errlen, "the guest agent did not answer within %d s (see mvm logs %s)",
 		 timeout_s, name);
