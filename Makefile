@@ -30,7 +30,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+.PHONY: tsan all deps guest test unit integration asan fuzz bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot demo clean format
 all: $(BUILD)/mvm guest
 
@@ -100,6 +100,13 @@ asan: | $(DEPS_OK)
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
+
+# The tests of code shared between threads (qcow2 under concurrent
+# requests, virtio-blk's worker pool) under ThreadSanitizer.
+tsan: | $(DEPS_OK)
+	$(MAKE) BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wno-error=tsan -Wno-tsan" \
+		LDFLAGS="-fsanitize=thread" build/tsan/unit-tests
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests --jobs 1 --filter '@(qcow2_concurrent|blk_io)/*'
 
 FUZZ_TIME ?= 20
 fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)

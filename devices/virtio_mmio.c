@@ -251,9 +251,21 @@ static void virtio_destroy(void *dev)
 	free(d);
 }
 
+static void virtio_quiesce(void *dev)
+{
+	struct virtio_dev *d = dev;
+
+	if (!d->ops->quiesce)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->ops->quiesce(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
 static const struct vm_device_ops virtio_vm_ops = {
 	.name = "virtio-mmio",
 	.destroy = virtio_destroy,
+	.quiesce = virtio_quiesce,
 	.snap_version = VIRTIO_SNAP_VERSION,
 	.save = virtio_mmio_save,
 	.load = virtio_mmio_load,
