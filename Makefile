@@ -30,8 +30,8 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: tsan all deps guest test unit integration asan fuzz bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot demo clean format
+.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+        bench-image bench-exec bench-net bench-snapshot bench-guest-io demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -101,13 +101,6 @@ asan: | $(DEPS_OK)
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
 
-# The tests of code shared between threads (qcow2 under concurrent
-# requests, virtio-blk's worker pool) under ThreadSanitizer.
-tsan: | $(DEPS_OK)
-	$(MAKE) BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wno-error=tsan -Wno-tsan" \
-		LDFLAGS="-fsanitize=thread" build/tsan/unit-tests
-	TSAN_OPTIONS=halt_on_error=1 build/tsan/unit-tests --jobs 1 --filter '@(qcow2_concurrent|blk_io)/*'
-
 FUZZ_TIME ?= 20
 fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)
 	@mkdir -p $(BUILD)/fuzz
@@ -135,6 +128,10 @@ bench-snapshot: $(BUILD)/mvm guest
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/net.sh
+
+# Guest-visible disk I/O: mvm beside QEMU microvm (tests/bench/guest_io.sh).
+bench-guest-io: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tests/bench/guest_io.sh
 
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
 bench-image: $(BUILD)/mvm

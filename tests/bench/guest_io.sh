@@ -1,0 +1,94 @@
+#!/bin/sh
+# make bench-guest-io: disk throughput as the guest sees it, mvm beside QEMU
+# microvm in one run: same kernel, same initramfs and guest command, each
+# run on a fresh qcow2 overlay (made by qemu-img) over the same raw base of
+# random data, cache=writeback on both (QEMU: aio=threads; mvm: page cache).
+# The guest runs tests/bench/blkbench.c (static, from a read-only ext4 tools
+# disk; a small fio-like tool: O_DIRECT on the raw device, queue depth N =
+# N threads) for 4K random read/write at QD1 and QD32, 1M sequential read
+# and write, and 4K write + fdatasync. Rounds alternate mvm and QEMU;
+# medians per job, ratios mvm/QEMU.
+# Env: MVM_BENCH_RUNS (3), MVM_BENCH_IO_SECS (4 per job).
+set -eu
+MVM=${MVM:-build/mvm}
+GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
+RUNS=${MVM_BENCH_RUNS:-3}
+SECS=${MVM_BENCH_IO_SECS:-4}
+T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-io.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+
+mkdir -p "$T/tools"
+${CC:-gcc} -std=gnu11 -D_GNU_SOURCE -O2 -static -o "$T/tools/blkbench" tests/bench/blkbench.c -lpthread
+mkfs.ext4 -q -d "$T/tools" -L mvmbench "$T/tools.ext4" 16M
+# 512 MiB for the jobs plus the fsync job's 16 MiB after it.
+head -c $((544 << 20)) /dev/urandom > "$T/base.raw"
+
+# The target is the big disk, whichever name it got.
+CMD="for d in vda vdb; do if [ \$(cat /sys/block/\$d/size) -gt 200000 ]; then t=\$d; else l=\$d; fi; done
+mkdir -p /t && mount -o ro /dev/\$l /t && /t/blkbench /dev/\$t $SECS; echo bench-rc=\$?"
+CMDLINE="console=ttyS0 quiet reboot=t panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce cryptomgr.notests tsc=reliable no_timer_check io_delay=none"
+"$MVM" run --save-initrd "$T/q.cpio" -- sh -c "$CMD"
+
+overlay() {
+	rm -f "$T/ov.qcow2"
+	qemu-img create -q -f qcow2 -o cluster_size=65536 -b base.raw -F raw "$T/ov.qcow2"
+}
+
+# check FILE WHO: the guest's job lines, or fail
+check() {
+	grep -q 'bench-rc=0' "$1" || { echo "bench-guest-io: $2 run failed:" >&2; tail -20 "$1" >&2; exit 1; }
+	grep -E '^[a-z0-9-]+ iops=' "$1" | tr -d '\r' | sed "s/^/$2 /" >> "$T/all"
+}
+
+mvm_run() {
+	overlay
+	timeout 900 "$MVM" run --memory 256M --disk "$T/ov.qcow2:qcow2" --disk "$T/tools.ext4:ro" \
+		-- sh -c "$CMD" > "$T/m.out" 2>&1 || true
+	check "$T/m.out" mvm
+}
+
+qemu_run() {
+	overlay
+	rm -f "$T/q.out"
+	timeout 900 qemu-system-x86_64 -M microvm,acpi=off,rtc=off -accel kvm -cpu host -m 256M -smp 1 \
+		-nodefaults -no-user-config -nographic -display none -serial null \
+		-kernel "$GUEST/vmlinux" -initrd "$T/q.cpio" -append "$CMDLINE" \
+		-chardev "file,id=o,path=$T/q.out" -chardev null,id=e \
+		-device virtio-serial-device -device virtconsole,chardev=o \
+		-device virtio-serial-device -device virtconsole,chardev=e \
+		-drive "file=$T/ov.qcow2,format=qcow2,if=none,id=d0,cache=writeback,aio=threads" \
+		-device virtio-blk-device,drive=d0 \
+		-drive "file=$T/tools.ext4,format=raw,if=none,id=d1,readonly=on" \
+		-device virtio-blk-device,drive=d1 \
+		-device isa-debug-exit,iobase=0x4f4,iosize=4 -no-reboot >/dev/null 2>&1 || true
+	check "$T/q.out" qemu
+}
+
+: > "$T/all"
+for i in $(seq "$RUNS"); do
+	mvm_run; qemu_run
+	echo "round $i done" >&2
+done
+cp "$T/all" "${MVM_BENCH_IO_RAW:-/dev/null}" 2>/dev/null || true
+# Medians per VMM and job; every round's figure listed for the spread.
+awk '
+	{ split($3, a, "="); split($4, b, "="); k = $1 " " $2; v[k, ++n[k]] = a[2]; mb[k, n[k]] = b[2]; jobs[$2] = 1; order[$2] = order[$2] ? order[$2] : ++no; name[no] = $2 }
+	function med(k, arr,   i, j, t, m, s) {
+		m = n[k]; for (i = 1; i <= m; i++) s[i] = arr[k, i]
+		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
+		return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
+	}
+	function all(k, arr,   i, o) { o = ""; for (i = 1; i <= n[k]; i++) o = o (i > 1 ? "/" : "") arr[k, i]; return o }
+	END {
+		printf "%-20s %10s %10s %8s   %s\n", "job (median)", "mvm", "qemu", "mvm/qemu", "rounds mvm | qemu"
+		for (i = 1; i <= no; i++) {
+			j = name[i]; m = med("mvm " j, v); q = med("qemu " j, v)
+			unit = j ~ /^seq/ ? "MiB/s" : "IOPS"
+			if (unit == "MiB/s") { m = med("mvm " j, mb); q = med("qemu " j, mb) }
+			printf "%-20s %10.1f %10.1f %7.2fx   %s | %s (%s)\n", j, m, q, q ? m / q : 0,
+				all("mvm " j, unit == "MiB/s" ? mb : v), all("qemu " j, unit == "MiB/s" ? mb : v), unit
+			if (j == "randread-4k-qd1") rq1 = m; if (j == "randread-4k-qd32") rq32 = m
+			if (j == "randwrite-4k-qd1") wq1 = m; if (j == "randwrite-4k-qd32") wq32 = m
+		}
+		printf "\nmvm QD32/QD1: randread %.2fx, randwrite %.2fx\n", rq1 ? rq32 / rq1 : 0, wq1 ? wq32 / wq1 : 0
+	}' "$T/all"
