@@ -30,7 +30,7 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration asan fuzz bench bench-boot \
+.PHONY: tsan all deps guest test unit integration asan fuzz bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-guest-io demo clean format
 all: $(BUILD)/mvm guest
 
@@ -100,6 +100,18 @@ asan: | $(DEPS_OK)
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
+
+# The unit tests of code shared between threads (qcow2 under concurrent
+# requests, virtio-blk's worker pool) under ThreadSanitizer, through a
+# minimal stand-in for Criterion (tests/tsan/: Criterion's runner cannot
+# start under TSan). A data race fails the run.
+TSAN_TESTS := tests/unit/test_qcow2_concurrent.c tests/unit/test_blk_io.c tests/unit/qcow2_testutil.c
+tsan: | $(DEPS_OK)
+	$(MAKE) BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" \
+		LDFLAGS="-fsanitize=thread" build/tsan/libmvm.a
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -fsanitize=thread -Itests/tsan -I. $(PKG_CFLAGS) \
+		-o build/tsan/tsan-tests tests/tsan/main.c $(TSAN_TESTS) build/tsan/libmvm.a $(PKG_LIBS) -lpthread
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/tsan/tsan-tests
 
 FUZZ_TIME ?= 20
 fuzz: $(LIB_SRCS) $(FUZZ_SRCS) | $(DEPS_OK)

@@ -72,23 +72,24 @@ done
 cp "$T/all" "${MVM_BENCH_IO_RAW:-/dev/null}" 2>/dev/null || true
 # Medians per VMM and job; every round's figure listed for the spread.
 awk '
-	{ split($3, a, "="); split($4, b, "="); k = $1 " " $2; v[k, ++n[k]] = a[2]; mb[k, n[k]] = b[2]; jobs[$2] = 1; order[$2] = order[$2] ? order[$2] : ++no; name[no] = $2 }
-	function med(k, arr,   i, j, t, m, s) {
-		m = n[k]; for (i = 1; i <= m; i++) s[i] = arr[k, i]
+	# Sequential jobs in MiB/s, the others in IOPS.
+	{ split($3 ~ /^iops/ && $2 !~ /^seq/ ? $3 : $4, a, "="); k = $1 " " $2
+	  v[k, ++n[k]] = a[2]; if (!(($2) in seen)) { seen[$2] = 1; name[++no] = $2 } }
+	function med(k,   i, j, t, m, s) {
+		m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]
 		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
 		return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
 	}
-	function all(k, arr,   i, o) { o = ""; for (i = 1; i <= n[k]; i++) o = o (i > 1 ? "/" : "") arr[k, i]; return o }
+	function all(k,   i, o) { o = ""; for (i = 1; i <= n[k]; i++) o = o (i > 1 ? "/" : "") v[k, i]; return o }
 	END {
-		printf "%-20s %10s %10s %8s   %s\n", "job (median)", "mvm", "qemu", "mvm/qemu", "rounds mvm | qemu"
+		printf "%-20s %10s %10s %8s   %s\n", "job (median)", "mvm", "qemu", "mvm/qemu", "rounds: mvm | qemu"
 		for (i = 1; i <= no; i++) {
-			j = name[i]; m = med("mvm " j, v); q = med("qemu " j, v)
-			unit = j ~ /^seq/ ? "MiB/s" : "IOPS"
-			if (unit == "MiB/s") { m = med("mvm " j, mb); q = med("qemu " j, mb) }
-			printf "%-20s %10.1f %10.1f %7.2fx   %s | %s (%s)\n", j, m, q, q ? m / q : 0,
-				all("mvm " j, unit == "MiB/s" ? mb : v), all("qemu " j, unit == "MiB/s" ? mb : v), unit
-			if (j == "randread-4k-qd1") rq1 = m; if (j == "randread-4k-qd32") rq32 = m
-			if (j == "randwrite-4k-qd1") wq1 = m; if (j == "randwrite-4k-qd32") wq32 = m
+			j = name[i]; m = med("mvm " j); q = med("qemu " j)
+			printf "%-20s %10.1f %10.1f %7.2fx   %s | %s %s\n", j, m, q, q ? m / q : 0,
+				all("mvm " j), all("qemu " j), j ~ /^seq/ ? "MiB/s" : "IOPS"
+			r[j] = m
 		}
-		printf "\nmvm QD32/QD1: randread %.2fx, randwrite %.2fx\n", rq1 ? rq32 / rq1 : 0, wq1 ? wq32 / wq1 : 0
+		printf "\nmvm QD32/QD1: randread %.2fx, randwrite %.2fx\n",
+			r["randread-4k-qd1"] ? r["randread-4k-qd32"] / r["randread-4k-qd1"] : 0,
+			r["randwrite-4k-qd1"] ? r["randwrite-4k-qd32"] / r["randwrite-4k-qd1"] : 0
 	}' "$T/all"
