@@ -14,6 +14,7 @@ MVM=${MVM:-build/mvm}
 GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
 RUNS=${MVM_BENCH_RUNS:-3}
 SECS=${MVM_BENCH_IO_SECS:-4}
+. tests/bench/microvm.lib
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-io.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
@@ -26,7 +27,6 @@ head -c $((544 << 20)) /dev/urandom > "$T/base.raw"
 # The target is the big disk, whichever name it got.
 CMD="for d in vda vdb; do if [ \$(cat /sys/block/\$d/size) -gt 200000 ]; then t=\$d; else l=\$d; fi; done
 mkdir -p /t && mount -o ro /dev/\$l /t && /t/blkbench /dev/\$t $SECS; echo bench-rc=\$?"
-CMDLINE="console=ttyS0 quiet reboot=t panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce cryptomgr.notests tsc=reliable no_timer_check io_delay=none"
 "$MVM" run --save-initrd "$T/q.cpio" -- sh -c "$CMD"
 
 overlay() {
@@ -49,18 +49,11 @@ mvm_run() {
 
 qemu_run() {
 	overlay
-	rm -f "$T/q.out"
-	timeout 900 qemu-system-x86_64 -M microvm,acpi=off,rtc=off -accel kvm -cpu host -m 256M -smp 1 \
-		-nodefaults -no-user-config -nographic -display none -serial null \
-		-kernel "$GUEST/vmlinux" -initrd "$T/q.cpio" -append "$CMDLINE" \
-		-chardev "file,id=o,path=$T/q.out" -chardev null,id=e \
-		-device virtio-serial-device -device virtconsole,chardev=o \
-		-device virtio-serial-device -device virtconsole,chardev=e \
+	qemu_microvm 900 "$T/q.out" "$T/q.cpio" \
 		-drive "file=$T/ov.qcow2,format=qcow2,if=none,id=d0,cache=writeback,aio=threads" \
 		-device virtio-blk-device,drive=d0 \
 		-drive "file=$T/tools.ext4,format=raw,if=none,id=d1,readonly=on" \
-		-device virtio-blk-device,drive=d1 \
-		-device isa-debug-exit,iobase=0x4f4,iosize=4 -no-reboot >/dev/null 2>&1 || true
+		-device virtio-blk-device,drive=d1
 	check "$T/q.out" qemu
 }
 
