@@ -1,17 +1,22 @@
 #!/bin/sh
 # The event loop never waits for the disk: while the guest writes 1 GiB to
-# /data as fast as it can, a small `mvm exec` still answers within
-# MAX_RATIO times its idle latency (both medians measured here, in the same
-# run) and an HTTP download from a test host keeps flowing. With the disk
-# served on the event loop (before issue 21) the exec waited behind every
-# queued request and each guest flush; see the figures this test prints.
+# /data as fast as it can (dd from /dev/zero, the raw data disk), a small
+# `mvm exec` keeps answering and an HTTP download from a test host keeps
+# flowing. Bound: the 3rd-slowest of 9 execs under load (the 75th
+# percentile: one or two spikes of the shared, emulated box are forgiven)
+# stays within MAX_RATIO times the median of 9 idle execs, both measured
+# here in the same run. With the disk served on the event loop (before
+# issue 21) execs waited behind whole batches of queued writes; measured in
+# the nested box on 2026-12-04: old code idle 172 ms, under load
+# 304-1246 ms (p75 6.9x idle); new code idle 131 ms, under load 160-290 ms
+# (p75 1.9x).
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
 MAX_RATIO=${MVM_NONBLOCK_RATIO:-4}
-SAMPLES=7
+SAMPLES=9
 head -c 4194304 /dev/urandom > "$T/www/big.bin"
 sb_create nb --disk-size 1200M --memory 384M $NET_DNS --allow 203.0.113.10:8080/tcp
 why() {
@@ -20,8 +25,8 @@ why() {
 }
 gx() { run_mvm exec nb -- sh -c "$1"; [ "$rc" = 0 ] || why "exec '$1' ($rc): $(cat "$T/err")"; }
 
-# median_exec: median wall time (ms) of SAMPLES `mvm exec nb -- true`.
-median_exec() {
+# exec_ms RANK: the RANK-th fastest wall time (ms) of SAMPLES `mvm exec nb -- true`.
+exec_ms() {
 	: > "$T/lat"
 	for _ in $(seq $SAMPLES); do
 		t0=$(date +%s%N)
@@ -29,11 +34,11 @@ median_exec() {
 		t1=$(date +%s%N)
 		echo $(((t1 - t0) / 1000000)) >> "$T/lat"
 	done
-	sort -n "$T/lat" | sed -n "$((SAMPLES / 2 + 1))p"
+	sort -n "$T/lat" | sed -n "${1}p"
 }
 
-median_exec >/dev/null	# warm-up: first exec pays for page faults
-idle=$(median_exec)
+exec_ms 5 >/dev/null	# warm-up: first exec pays for page faults
+idle=$(exec_ms 5)
 idle_all=$(tr '\n' ' ' < "$T/lat")
 
 # The download loop and the writer, each in its own session. The data disk
@@ -49,15 +54,15 @@ for _ in $(seq 200); do
 	[ "$(cat "$T/out")" -ge 67108864 ] && break
 done
 gx 'wc -l < /tmp/net 2>/dev/null || echo 0'; net0=$(cat "$T/out" | tr -d ' ')
-busy=$(median_exec)
+busy=$(exec_ms 7)
 busy_all=$(tr '\n' ' ' < "$T/lat")
 gx 'test -f /tmp/wdone && echo done || stat -c %s /data/big'; during=$(cat "$T/out")
 gx 'wc -l < /tmp/net 2>/dev/null || echo 0; touch /tmp/netstop'; net1=$(cat "$T/out" | tr -d ' ')
 
-echo "blk-nonblocking: exec idle ${idle} ms [${idle_all}], during the 1 GiB write ${busy} ms [${busy_all}]; writer after sampling: ${during}; downloads of 4 MiB during sampling: $((net1 - net0))" >&2
+echo "blk-nonblocking: exec idle median ${idle} ms [${idle_all}], during the 1 GiB write p75 ${busy} ms [${busy_all}]; writer after sampling: ${during}; downloads of 4 MiB during sampling: $((net1 - net0))" >&2
 [ "$during" != done ] || fail "the writer finished before sampling ended: no load measured"
 [ "$busy" -le $((idle * MAX_RATIO)) ] ||
-	fail "exec latency under disk load ${busy} ms > ${MAX_RATIO} x idle ${idle} ms"
+	fail "exec latency under disk load (p75) ${busy} ms > ${MAX_RATIO} x idle ${idle} ms"
 [ $((net1 - net0)) -ge 1 ] || fail "no download completed while the disk was busy"
 
 # The rest of the write, bounded in time (the box is slow and shared).
