@@ -10,14 +10,18 @@
  * when it did). Requests after it may overtake it, as on real hardware.
  *
  * Threads and their system calls (for the per-thread seccomp filters):
- * the workers run only the back-end ops read/write/flush (raw.c, qcow2*.c)
- * and this file: pread64, pwrite64, fdatasync, fallocate (qcow2 punching
- * freed clusters during a flush), write (the completion eventfd, and
- * stderr when a back-end logs an error), futex (locks, condition
- * variables), mmap/munmap/mprotect/madvise/brk (malloc of bounce buffers
- * and refcount/L2 tables), clock_gettime (log timestamps); at start and
- * exit what glibc's thread start-up does (rseq, set_robust_list,
- * rt_sigprocmask, madvise, munmap, exit). Workers block every signal.
+ * BLK_IO_WORKERS threads per disk, named "mvm-blk", created by
+ * blk_io_init() on the main thread while devices are built. They run only
+ * the back-end ops read/write/flush (images/raw.c, images/qcow2*.c,
+ * common/file_io.c) and this file: pread64, pwrite64 (data, qcow2
+ * metadata), fdatasync (flush), fallocate (qcow2 punching freed clusters
+ * during a flush), write (the completion eventfd; stderr when a back-end
+ * logs an error, through stdio, which may also fstat it once), futex
+ * (locks, condition variables), mmap/munmap/mprotect/madvise/brk (malloc:
+ * qcow2 bounce clusters, L2 and refcount tables; glibc gives each thread
+ * its own arena); at start and exit what glibc's thread start-up does
+ * (rseq, set_robust_list, rt_sigprocmask, madvise, munmap, exit). No
+ * open, no socket, no ioctl. Workers block every signal.
  */
 #ifndef MVM_BLK_IO_H
 #define MVM_BLK_IO_H
