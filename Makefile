@@ -31,9 +31,9 @@ UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
-.PHONY: all deps guest test unit integration testhooks asan fuzz fuzz-quick bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot bench-start bench-hash bench-create-copy \
-        demo clean format
+.PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot \
+        bench-image bench-exec bench-net bench-snapshot bench-start bench-guest-io bench-hash \
+        bench-create-copy demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -115,6 +115,18 @@ asan: | $(DEPS_OK)
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
 
+# The unit tests of code shared between threads (qcow2 under concurrent
+# requests, virtio-blk's worker pool) under ThreadSanitizer, through a
+# minimal stand-in for Criterion (tests/tsan/: Criterion's runner cannot
+# start under TSan). A data race fails the run.
+TSAN_TESTS := tests/unit/test_qcow2_concurrent.c tests/unit/test_blk_io.c tests/unit/qcow2_testutil.c
+tsan: | $(DEPS_OK)
+	$(MAKE) BUILD=build/tsan CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan" \
+		LDFLAGS="-fsanitize=thread" build/tsan/libmvm.a
+	$(CC) -std=gnu11 -D_GNU_SOURCE -O1 -g -fsanitize=thread -Itests/tsan -I. $(PKG_CFLAGS) \
+		-o build/tsan/tsan-tests tests/tsan/main.c $(TSAN_TESTS) build/tsan/libmvm.a $(PKG_LIBS) -lpthread
+	MVM_SECCOMP=log TSAN_OPTIONS="halt_on_error=1 exitcode=66" build/tsan/tsan-tests
+
 # Fuzzing (clang + libFuzzer): libmvm is instrumented once, every target
 # links against it, and each starts from its seed corpus kept in the repo
 # (tests/fuzz/corpus/NAME); what the fuzzer finds goes to build/fuzz/corpus-NAME.
@@ -173,6 +185,10 @@ bench-start: $(BUILD)/mvm guest
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/net.sh
+
+# Guest-visible disk I/O: mvm beside QEMU microvm (tests/bench/guest_io.sh).
+bench-guest-io: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh tests/bench/guest_io.sh
 
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).
 bench-image: $(BUILD)/mvm

@@ -251,9 +251,29 @@ static void virtio_destroy(void *dev)
 	free(d);
 }
 
+static void virtio_quiesce(void *dev)
+{
+	struct virtio_dev *d = dev;
+
+	if (!d->ops->quiesce)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->ops->quiesce(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+static int virtio_start(void *dev)
+{
+	struct virtio_dev *d = dev;
+
+	return d->ops->start ? d->ops->start(d) : 0;
+}
+
 static const struct vm_device_ops virtio_vm_ops = {
 	.name = "virtio-mmio",
 	.destroy = virtio_destroy,
+	.quiesce = virtio_quiesce,
+	.start = virtio_start,
 	.snap_version = VIRTIO_SNAP_VERSION,
 	.save = virtio_mmio_save,
 	.load = virtio_mmio_load,

@@ -48,6 +48,11 @@ struct virtio_dev_ops {
 	void (*notify)(struct virtio_dev *d, uint16_t q);
 	/* Driver reset: drop in-flight state (the transport resets the queues). */
 	void (*reset)(struct virtio_dev *d);
+	/* Optional: finish and return every request in flight (VM paused,
+	 * event-loop thread), before its state is saved or replaced. */
+	void (*quiesce)(struct virtio_dev *d);
+	/* Optional: start the device's threads (vm_device_ops.start). */
+	int (*start)(struct virtio_dev *d);
 	void (*destroy)(struct virtio_dev *d);
 	/* Snapshots (optional): the device's own state after the transport's,
 	 * loaded in two passes as vm_device_ops.load (vmm/vm.h). */

@@ -2,7 +2,14 @@
  * qcow2 internals shared by the qcow2_*.c files. Not for other modules.
  *
  * Locking: every entry point from blk_backend_ops takes q->lock; the
- * functions below assume it is held.
+ * functions below assume it is held. Metadata (L1, L2 cache, refcounts,
+ * allocator, header) is only touched under it. Guest data I/O is not:
+ * qcow2_do_read() and qcow2_do_write() drop the lock around each pread /
+ * pwrite of data (and backing-file read), so requests from several threads
+ * run their data I/O in parallel; see qcow2_inflight.c for how allocating
+ * writes to the same cluster are kept apart. Reacquiring the lock means
+ * every L2 slot pointer taken before is stale (the cache may have evicted
+ * it): look it up again.
  */
 #ifndef MVM_QCOW2_INT_H
 #define MVM_QCOW2_INT_H
@@ -44,9 +51,21 @@ struct l2_slot {
 	uint64_t *tbl;		/* big-endian, as on disk */
 };
 
+/* Guest clusters [c0, c0 + n) with an allocating write in flight. */
+struct qcow2_busy {
+	uint64_t c0, n;
+};
+
+/* Allocating writes in flight at once (more wait): beyond the number of
+ * threads any caller runs. */
+#define QCOW2_MAX_BUSY 64
+
 struct qcow2 {
 	struct blk_backend b;
 	pthread_mutex_t lock;
+	pthread_cond_t busy_cv;		/* a busy range was released */
+	struct qcow2_busy busy[QCOW2_MAX_BUSY];
+	unsigned nbusy;
 	int fd;
 	char *path;		/* realpath of this image */
 	struct qcow2_hdr h;
@@ -84,7 +103,6 @@ struct qcow2 {
 	struct blk_backend *backing;
 	char *backing_path;	/* resolved */
 	char backing_fmt[16];
-	uint8_t *cbuf;		/* one-cluster bounce buffer */
 	const struct qcow2_io_trace *trace;	/* top image only; may be NULL */
 };
 
@@ -131,6 +149,16 @@ int qcow2_do_read(struct qcow2 *q, void *buf, uint64_t off, size_t len);
 /* qcow2_write.c */
 int qcow2_do_write(struct qcow2 *q, const uint8_t *buf, uint64_t off, size_t len);
 int qcow2_do_discard(struct qcow2 *q, uint64_t off, uint64_t len);
+
+/* qcow2_inflight.c: busy guest clusters (lock held for all of these). */
+bool qcow2_busy_overlaps(const struct qcow2 *q, uint64_t c0, uint64_t n);
+/* May a new allocating write to guest cluster @c0 start now? If not,
+ * qcow2_busy_wait() and look again. */
+bool qcow2_busy_blocks(const struct qcow2 *q, uint64_t c0);
+void qcow2_busy_claim(struct qcow2 *q, uint64_t c0, uint64_t n);
+/* Release the range claimed at @c0 and wake the waiters. */
+void qcow2_busy_release(struct qcow2 *q, uint64_t c0);
+void qcow2_busy_wait(struct qcow2 *q);
 
 /* qcow2_io.c */
 extern const struct blk_backend_ops qcow2_ops;

@@ -68,12 +68,12 @@ void qcow2_free(struct qcow2 *q)
 	qcow2_l2_release(q);
 	qcow2_rc_release(q);
 	free(q->l1);
-	free(q->cbuf);
 	free(q->path);
 	free(q->backing_path);
 	if (q->fd >= 0)
 		close(q->fd);
 	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->busy_cv);
 	free(q);
 }
 

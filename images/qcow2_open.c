@@ -114,9 +114,6 @@ static int setup(struct qcow2 *q, bool ro, const struct qcow2_open_opts *opts)
 	q->b.size = q->h.size;
 	q->b.read_only = ro;
 	q->b.priv = q;
-	q->cbuf = malloc(q->cs);
-	if (!q->cbuf)
-		return -ENOMEM;
 	err = load_l1(q);
 	if (!err)
 		err = qcow2_l2_init(q, cache_slots(q, opts));
@@ -267,6 +264,7 @@ static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 	if (!q)
 		return -ENOMEM;
 	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->busy_cv, NULL);
 	/* O_NONBLOCK: a FIFO planted as a backing file must not hang us;
 	 * setup() then refuses anything but a regular file. */
 	q->fd = open(path, (ro ? O_RDONLY : O_RDWR) | O_CLOEXEC | O_NONBLOCK);

@@ -80,6 +80,10 @@ static int map_run(struct qcow2 *q, uint64_t goff, size_t len,
 	return 0;
 }
 
+/* The mapping is looked up under the lock; the data is read without it.
+ * A concurrent discard may free the cluster meanwhile: the read then sees
+ * old data or zeroes, either a valid answer to a read racing a discard
+ * (freed clusters are never reused while the image is open). */
 int qcow2_do_read(struct qcow2 *q, void *buf, uint64_t off, size_t len)
 {
 	uint8_t *p = buf;
@@ -92,12 +96,16 @@ int qcow2_do_read(struct qcow2 *q, void *buf, uint64_t off, size_t len)
 
 		if (err)
 			return err;
-		if (kind == QK_DATA)
-			err = file_pread(q->fd, p, n, host + (off & (q->cs - 1)));
-		else if (kind == QK_ZERO)
+		if (kind == QK_ZERO) {
 			memset(p, 0, n);
-		else
-			err = qcow2_backing_read(q, p, off, n);
+		} else {
+			pthread_mutex_unlock(&q->lock);
+			if (kind == QK_DATA)
+				err = file_pread(q->fd, p, n, host + (off & (q->cs - 1)));
+			else
+				err = qcow2_backing_read(q, p, off, n);
+			pthread_mutex_lock(&q->lock);
+		}
 		if (err)
 			return err;
 		p += n, off += n, len -= n;

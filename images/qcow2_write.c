@@ -3,10 +3,14 @@
  * straight to the file; anything else allocates a fresh cluster at the end
  * of the image, fills it (backing data or zeroes around the guest's bytes)
  * and only then updates the cached L2 entry. Metadata reaches the disk in
- * qcow2_flush_locked(), never here: no per-write sync.
+ * qcow2_flush_locked(), never here: no per-write sync. Data is written with
+ * q->lock dropped (see qcow2_int.h): a flush meanwhile may make an
+ * allocated cluster's refcount durable before its L2 entry, which a crash
+ * turns into a leak (harmless), never into a reference to unwritten data.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "images/qcow2_int.h"
@@ -23,13 +27,42 @@ static void set_entry(struct l2_slot *s, uint64_t idx, uint64_t e)
 	s->dirty = true;
 }
 
-/* Write part of one cluster that has no host cluster of its own yet. */
+/* Point guest offset @goff at @e after the lock was dropped: the slot
+ * taken before may have been evicted meanwhile, so look it up again. */
+static int set_entry_at(struct qcow2 *q, uint64_t goff, uint64_t e)
+{
+	struct l2_slot *s;
+	int err = qcow2_l2_get(q, goff, true, &s);
+
+	if (!err)
+		set_entry(s, l2_index(q, goff), e);
+	return err;
+}
+
+/* Fill a bounce cluster: backing data or zeroes around the guest's bytes. */
+static int fill_bounce(struct qcow2 *q, uint8_t *bounce, enum qcow2_kind kind,
+		       const uint8_t *buf, uint64_t off, size_t n)
+{
+	uint64_t co = off & (q->cs - 1);
+	int err = 0;
+
+	if (kind == QK_ZERO)
+		memset(bounce, 0, q->cs);
+	else
+		err = qcow2_backing_read(q, bounce, off - co, q->cs);
+	memcpy(bounce + co, buf, n);
+	return err;
+}
+
+/* Write part of one cluster that has no host cluster of its own yet. The
+ * caller made sure the cluster is not busy; the lock is dropped for the
+ * backing read and the data write. */
 static int cow_one(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
 		   enum qcow2_kind kind, uint64_t host, const uint8_t *buf,
 		   uint64_t off, size_t n)
 {
-	uint64_t co = off & (q->cs - 1), target = host;
-	const uint8_t *src = buf;
+	uint64_t target = host, cl = off >> q->h.cluster_bits;
+	uint8_t *bounce = NULL;
 	int err = 0;
 
 	if (n == q->cs && q->v3 && all_zero(buf, n)) {
@@ -37,22 +70,24 @@ static int cow_one(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
 		set_entry(s, idx, kind == QK_ZERO ? be64toh(s->tbl[idx]) : QCOW2_OFLAG_ZERO);
 		return 0;
 	}
-	if (n != q->cs) {
-		if (kind == QK_ZERO)
-			memset(q->cbuf, 0, q->cs);
-		else
-			err = qcow2_backing_read(q, q->cbuf, off - co, q->cs);
-		memcpy(q->cbuf + co, buf, n);
-		src = q->cbuf;
-	}
 	/* A preallocated zero cluster we own is reused; else append one. */
-	if (!err && !(kind == QK_ZERO && host &&
-		      (be64toh(s->tbl[idx]) & QCOW2_OFLAG_COPIED)))
+	if (!(kind == QK_ZERO && host && (be64toh(s->tbl[idx]) & QCOW2_OFLAG_COPIED)))
 		err = qcow2_alloc_cluster(q, &target);
+	if (err)
+		return err;
+	qcow2_busy_claim(q, cl, 1);
+	pthread_mutex_unlock(&q->lock);
+	if (n != q->cs) {
+		bounce = malloc(q->cs);
+		err = bounce ? fill_bounce(q, bounce, kind, buf, off, n) : -ENOMEM;
+	}
 	if (!err)
-		err = qcow2_write_at(q, src, q->cs, target);
+		err = qcow2_write_at(q, bounce ? bounce : buf, q->cs, target);
+	free(bounce);
+	pthread_mutex_lock(&q->lock);
 	if (!err)
-		set_entry(s, idx, target | QCOW2_OFLAG_COPIED);
+		err = set_entry_at(q, off, target | QCOW2_OFLAG_COPIED);
+	qcow2_busy_release(q, cl);
 	return err;
 }
 
@@ -85,46 +120,69 @@ static bool needs_alloc(struct qcow2 *q, uint64_t e)
 	return !qcow2_classify(q, e, &k, &h) && (k == QK_BACKING || (k == QK_ZERO && !h));
 }
 
-static int write_segment(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
-			 const uint8_t *buf, uint64_t host, uint64_t n)
-{
-	int err = qcow2_write_at(q, buf, n * q->cs, host);
+/* Clusters one allocating run takes at most (8 MiB at 64 KiB). */
+#define RUN_MAX 128
 
-	for (uint64_t j = 0; !err && j < n; j++)
-		set_entry(s, idx + j, (host + j * q->cs) | QCOW2_OFLAG_COPIED);
+/* Write @n whole clusters to the host clusters @host[], one pwrite per
+ * contiguous stretch (lock not held). */
+static int write_hosts(struct qcow2 *q, const uint8_t *buf, const uint64_t *host, uint64_t n)
+{
+	int err = 0;
+
+	for (uint64_t i = 0, j; !err && i < n; i = j) {
+		for (j = i + 1; j < n && host[j] == host[i] + (j - i) * q->cs; j++)
+			;
+		err = qcow2_write_at(q, buf + i * q->cs, (j - i) * q->cs, host[i]);
+	}
 	return err;
 }
 
 /* Whole clusters needing allocation, in a row (a sequential write): take
- * them back to back from the allocator and write each contiguous segment
- * with one pwrite, as QEMU does. Returns bytes done in *done (0: none). */
+ * them back to back from the allocator, then write them without the lock,
+ * contiguous stretches with one pwrite each, as QEMU does. The caller made
+ * sure the first is not busy; the run stops at a busy one. Returns bytes
+ * done in *done (0: none). */
 static int alloc_run(struct qcow2 *q, struct l2_slot *s, uint64_t idx,
-		     const uint8_t *buf, size_t len, size_t *done)
+		     const uint8_t *buf, uint64_t off, size_t len, size_t *done)
 {
-	uint64_t per = 1ULL << q->l2_bits, seg = 0, segn = 0, i, off;
+	uint64_t per = 1ULL << q->l2_bits, cl = off >> q->h.cluster_bits, i;
+	uint64_t host[RUN_MAX];
 	int err = 0;
 
-	for (i = 0; (i + 1) * q->cs <= len && idx + i < per; i++) {
+	*done = 0;
+	for (i = 0; i < RUN_MAX && (i + 1) * q->cs <= len && idx + i < per; i++) {
 		if (!needs_alloc(q, be64toh(s->tbl[idx + i])) ||
-		    (q->v3 && all_zero(buf + i * q->cs, q->cs)))
+		    (q->v3 && all_zero(buf + i * q->cs, q->cs)) ||
+		    (i && qcow2_busy_overlaps(q, cl + i, 1)))
 			break;
-		err = qcow2_alloc_cluster(q, &off);
+		err = qcow2_alloc_cluster(q, &host[i]);
 		if (err)
 			return err;
-		if (segn && off != seg + segn * q->cs) {
-			err = write_segment(q, s, idx + i - segn, buf + (i - segn) * q->cs,
-					    seg, segn);
-			segn = 0;
-		}
-		if (err)
-			return err;
-		if (!segn)
-			seg = off;
-		segn++;
 	}
-	if (segn)
-		err = write_segment(q, s, idx + i - segn, buf + (i - segn) * q->cs, seg, segn);
+	if (!i)
+		return 0;
+	qcow2_busy_claim(q, cl, i);
+	pthread_mutex_unlock(&q->lock);
+	err = write_hosts(q, buf, host, i);
+	pthread_mutex_lock(&q->lock);
+	for (uint64_t j = 0; !err && j < i; j++)
+		err = set_entry_at(q, off + j * q->cs, host[j] | QCOW2_OFLAG_COPIED);
+	qcow2_busy_release(q, cl);
 	*done = (size_t)(i * q->cs);
+	return err;
+}
+
+/* In place, into clusters this image owns: no metadata changes, so the
+ * lock is not needed for the write itself. */
+static int write_inplace(struct qcow2 *q, struct l2_slot *s, uint64_t idx, uint64_t host,
+			 const uint8_t *buf, uint64_t co, size_t len, size_t *done)
+{
+	int err;
+
+	*done = inplace_run(q, s, idx, host, co, len);
+	pthread_mutex_unlock(&q->lock);
+	err = qcow2_write_at(q, buf, *done, host + co);
+	pthread_mutex_lock(&q->lock);
 	return err;
 }
 
@@ -134,8 +192,10 @@ static int write_chunk(struct qcow2 *q, const uint8_t *buf, uint64_t off,
 	uint64_t co = off & (q->cs - 1), idx = l2_index(q, off), host, e;
 	struct l2_slot *s;
 	enum qcow2_kind kind;
-	int err = qcow2_l2_get(q, off, true, &s);
+	int err;
 
+again:
+	err = qcow2_l2_get(q, off, true, &s);
 	if (err)
 		return err;
 	e = be64toh(s->tbl[idx]);
@@ -147,12 +207,14 @@ static int write_chunk(struct qcow2 *q, const uint8_t *buf, uint64_t off,
 			  "not supported", q->path);
 		return -ENOTSUP;
 	}
-	if (kind == QK_DATA) {
-		*done = inplace_run(q, s, idx, host, co, len);
-		return qcow2_write_at(q, buf, *done, host + co);
+	if (kind == QK_DATA)
+		return write_inplace(q, s, idx, host, buf, co, len, done);
+	if (qcow2_busy_blocks(q, off >> q->h.cluster_bits)) {
+		qcow2_busy_wait(q);
+		goto again;
 	}
 	if (co == 0 && len >= q->cs) {
-		err = alloc_run(q, s, idx, buf, len, done);
+		err = alloc_run(q, s, idx, buf, off, len, done);
 		if (err || *done)
 			return err;
 	}
@@ -188,7 +250,13 @@ int qcow2_do_discard(struct qcow2 *q, uint64_t off, uint64_t len)
 		uint64_t idx = l2_index(q, c), host = 0, e = 0;
 		enum qcow2_kind kind = QK_BACKING;
 		struct l2_slot *s;
-		int err = qcow2_l2_get(q, c, q->v3, &s);
+		int err;
+
+		/* Not under an allocating write in flight: it would set the
+		 * entry after us and undo the discard of a finished write. */
+		while (qcow2_busy_overlaps(q, c >> q->h.cluster_bits, 1))
+			qcow2_busy_wait(q);
+		err = qcow2_l2_get(q, c, q->v3, &s);
 
 		if (!err && s)
 			err = qcow2_classify(q, e = be64toh(s->tbl[idx]), &kind, &host);

@@ -313,11 +313,16 @@ out:
 	return ret;
 }
 
-/* Pause unless the user already did; resume only what we paused. */
+/* Pause unless the user already did; resume only what we paused. Then
+ * drain the disk: a checkpoint, rollback or snapshot must not save or
+ * swap out from under a request the workers still serve. */
 bool snap_pause(struct vm *vm, bool *was_paused)
 {
 	*was_paused = vm_is_paused(vm);
-	return *was_paused || vm_pause(vm) == 0;
+	if (!*was_paused && vm_pause(vm))
+		return false;
+	vm_quiesce(vm);
+	return true;
 }
 
 void snap_resume(struct vm *vm, bool was_paused)

@@ -47,8 +47,9 @@ int snap_info(struct vm *vm, int i, struct snap_ckpt_info *out);
 /* For snapshots/ itself: the disk layers of @vm (NULL without a manager),
  * and the pages of RAM that may hold data (NULL: unknown, read them all). */
 struct disk_layers *snap_mgr_disk(struct vm *vm);
-/* Pause the vCPUs unless they already are (false: could not); resume only
- * if this pause did it. */
+/* Pause the vCPUs unless they already are (false: could not), then drain
+ * the disks' requests in flight (vm_quiesce); resume only if this pause
+ * did it. */
 bool snap_pause(struct vm *vm, bool *was_paused);
 void snap_resume(struct vm *vm, bool was_paused);
 uint64_t *snap_present_pages(struct vm *vm, uint64_t npages);

@@ -279,6 +279,11 @@ void vm_run(struct vm *vm, struct vm_result *res)
 {
 	int ret = 0;
 
+	for (int i = 0; i < vm->nr_devices && !ret; i++)
+		if (vm->devices[i].ops->start)
+			ret = vm->devices[i].ops->start(vm->devices[i].dev);
+	if (ret)
+		vm_request_stop(vm, VM_ERROR, 0, "cannot start a device's I/O threads");
 	for (int i = 0; i < vm->ncpus && !ret; i++)
 		ret = vcpu_start(&vm->vcpus[i]);
 	if (ret)

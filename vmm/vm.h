@@ -110,6 +110,12 @@ struct snap_r;
 struct vm_device_ops {
 	const char *name;
 	void (*destroy)(void *dev);
+	/* Optional: finish I/O in flight (vm_quiesce). */
+	void (*quiesce)(void *dev);
+	/* Optional: start the device's own threads. vm_run calls it once the
+	 * process is confined and before any vCPU runs, so the threads inherit
+	 * Landlock and the namespaces and confine themselves further. 0 or -errno. */
+	int (*start)(void *dev);
 	/*
 	 * Snapshots (snapshots/, optional: a device without them has no state
 	 * worth keeping). save appends the device's section; load runs twice on
@@ -182,6 +188,13 @@ void vm_guest_exited(struct vm *vm, uint32_t wait_status);
  */
 int vm_pause(struct vm *vm);
 void vm_resume(struct vm *vm);
+/*
+ * With the VM paused, on the event-loop thread: let every device finish
+ * the requests it has in flight on other threads (virtio-blk's workers)
+ * and hand them back to the guest, so saving or replacing device state and
+ * disks sees no request half done. Blocks until the disks answered.
+ */
+void vm_quiesce(struct vm *vm);
 bool vm_is_paused(struct vm *vm);
 /* vCPU thread, after KVM_RUN returned -EINTR: park while the VM is paused. */
 void vm_vcpu_park(struct vm *vm, struct kvm_vcpu *kv);

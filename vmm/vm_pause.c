@@ -63,3 +63,10 @@ void vm_vcpu_park(struct vm *vm, struct kvm_vcpu *kv)
 	vm->parked--;
 	pthread_mutex_unlock(&vm->pause_lock);
 }
+
+void vm_quiesce(struct vm *vm)
+{
+	for (int i = 0; i < vm->nr_devices; i++)
+		if (vm->devices[i].ops->quiesce)
+			vm->devices[i].ops->quiesce(vm->devices[i].dev);
+}

@@ -15,6 +15,7 @@ GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
 MB=${MVM_BENCH_NET_MB:-32}
 RUNS=${MVM_BENCH_RUNS:-3}
 [ "$(id -u)" = 0 ] || { echo "bench-net: needs root (run through tests/nested/maybe-nested.sh)" >&2; exit 2; }
+. tests/bench/microvm.lib
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-net.XXXXXX")
 NS=mvmb$$ VH=mbh$$ VT=mbt$$
 HPID=""
@@ -51,8 +52,6 @@ until busybox wget -q -O /dev/null http://203.0.113.10:8080/ready 2>/dev/null; d
 done
 
 CMD='a=$(cut -d" " -f1 /proc/uptime); wget -q -O /dev/null http://203.0.113.10:8080/big; r=$?; b=$(cut -d" " -f1 /proc/uptime); echo "rc=$r secs=$a $b"'
-# reboot=t: QEMU microvm has no i8042 reset line; a triple fault ends it under -no-reboot.
-CMDLINE="console=ttyS0 quiet reboot=t panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce cryptomgr.notests tsc=reliable no_timer_check io_delay=none"
 "$MVM" run --save-initrd "$T/q.cpio" -- sh -c "$CMD"
 
 # secs FILE: download seconds from the guest's line, or fail
@@ -70,15 +69,7 @@ mvm_run() {
 }
 
 qemu_run() {
-	rm -f "$T/q.out"
-	timeout 600 qemu-system-x86_64 -M microvm,acpi=off,rtc=off -accel kvm -cpu host -m 256M -smp 1 \
-		-nodefaults -no-user-config -nographic -display none -serial null \
-		-kernel "$GUEST/vmlinux" -initrd "$T/q.cpio" -append "$CMDLINE" \
-		-chardev "file,id=o,path=$T/q.out" -chardev null,id=e \
-		-device virtio-serial-device -device virtconsole,chardev=o \
-		-device virtio-serial-device -device virtconsole,chardev=e \
-		-netdev user,id=n0 -device virtio-net-device,netdev=n0 \
-		-device isa-debug-exit,iobase=0x4f4,iosize=4 -no-reboot >/dev/null 2>&1 || true
+	qemu_microvm 600 "$T/q.out" "$T/q.cpio" -netdev user,id=n0 -device virtio-net-device,netdev=n0
 	secs "$T/q.out" qemu
 }
 

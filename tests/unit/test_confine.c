@@ -24,7 +24,7 @@
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
 
-static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main };
+static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main, &sc_table_blk };
 
 /* What no thread of a VMM may ever do: run code from elsewhere, reach into
  * other processes, change the system, or get around the filter itself
@@ -104,6 +104,10 @@ Test(confine_tables, every_call_the_threads_make_is_listed)
 
 Test(confine_tables, vcpu_ioctls_are_run_and_interrupts_only)
 {
+	cr_expect(!find(&sc_table_blk, "socket"));
+	cr_expect(!find(&sc_table_blk, "openat"));
+	cr_expect(!find(&sc_table_blk, "ioctl"));
+	cr_expect(!find(&sc_table_blk, "clone"));
 	cr_expect(!find(&sc_table_vcpu, "socket"));
 	cr_expect(!find(&sc_table_vcpu, "openat"));
 	for (size_t i = 0; i < sc_table_vcpu.nr_ioctls; i++) {

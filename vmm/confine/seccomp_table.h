@@ -35,5 +35,6 @@ struct sc_table {
 
 extern const struct sc_table sc_table_vcpu;	/* vCPU threads: KVM_RUN and exits */
 extern const struct sc_table sc_table_main;	/* the event loop: devices, API, slirp */
+extern const struct sc_table sc_table_blk;	/* virtio-blk I/O threads: disk I/O only */
 
 #endif

@@ -1,0 +1,85 @@
+#!/bin/sh
+# The event loop never waits for the disk: while the guest writes 1 GiB to
+# /data as fast as it can (dd from /dev/zero, the raw data disk), a small
+# `mvm exec` keeps answering and an HTTP download from a test host keeps
+# flowing. Bound: the 3rd-slowest of 9 execs under load (the 75th
+# percentile: one or two spikes of the shared, emulated box are forgiven)
+# stays within MAX_RATIO times the median of 9 idle execs, both measured
+# here in the same run.
+#
+# NOT a regression test for the old code yet: in the nested box the sandbox
+# state (the disk file) is on tmpfs, where the synchronous code's pwrite is
+# a memcpy and fdatasync a no-op, so it blocked the loop only briefly.
+# Measured 2026-12-04, p75 under load / idle median: old (synchronous) code
+# 6.9x (of 7 samples), 3.5x, 3.2x (writer not niced), 2.95x (niced); new
+# code 1.9x (of 7), 3.0x (writer not niced), 2.06x
+# (niced). A bound that fails the old code reliably needs the disk on a
+# real file system (fdatasync that waits); MAX_RATIO stays generous so the
+# test does not flake.
+. tests/integration/lib.sh
+. tests/integration/sandbox.lib
+. tests/integration/net.lib
+trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
+
+MAX_RATIO=${MVM_NONBLOCK_RATIO:-4}
+SAMPLES=9
+head -c 4194304 /dev/urandom > "$T/www/big.bin"
+sb_create nb --disk-size 1200M --memory 384M $NET_DNS --allow 203.0.113.10:8080/tcp
+why() {
+	"$MVM" logs nb 2>&1 | grep -v '^\[' | tail -25 >&2
+	fail "$1"
+}
+gx() { run_mvm exec nb -- sh -c "$1"; [ "$rc" = 0 ] || why "exec '$1' ($rc): $(cat "$T/err")"; }
+
+# exec_ms RANK: the RANK-th fastest wall time (ms) of SAMPLES `mvm exec nb -- true`.
+exec_ms() {
+	: > "$T/lat"
+	for _ in $(seq $SAMPLES); do
+		t0=$(date +%s%N)
+		"$MVM" exec nb -- true || why "exec true failed"
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000)) >> "$T/lat"
+	done
+	sort -n "$T/lat" | sed -n "${1}p"
+}
+
+exec_ms 5 >/dev/null	# warm-up: first exec pays for page faults
+idle=$(exec_ms 5)
+idle_all=$(tr '\n' ' ' < "$T/lat")
+
+# The download loop and the writer, each in its own session. The data disk
+# is raw: zeroes are written like any other data. The writer runs at nice
+# 19 so the guest's one vCPU serves the exec first: what is left of the
+# slowdown is the VMM's (and the box's), which is what this test is about.
+gx 'setsid sh -c "while [ ! -f /tmp/wdone ] && [ ! -f /tmp/netstop ]; do
+	timeout 60 wget -q -O /dev/null http://203.0.113.10:8080/big.bin && echo ok >> /tmp/net
+done" </dev/null >/dev/null 2>&1 &
+setsid sh -c "renice -n 19 -p \$\$ >/dev/null; dd if=/dev/zero of=/data/big bs=1M count=1024 conv=fsync 2>/tmp/dd.err; touch /tmp/wdone" </dev/null >/dev/null 2>&1 &
+echo started'
+# Sample once the writer is well under way (64 MiB written).
+for _ in $(seq 200); do
+	gx 'stat -c %s /data/big 2>/dev/null || echo 0'
+	[ "$(cat "$T/out")" -ge 67108864 ] && break
+done
+gx 'wc -l < /tmp/net 2>/dev/null || echo 0'; net0=$(cat "$T/out" | tr -d ' ')
+busy=$(exec_ms 7)
+busy_all=$(tr '\n' ' ' < "$T/lat")
+gx 'test -f /tmp/wdone && echo done || stat -c %s /data/big'; during=$(cat "$T/out")
+gx 'wc -l < /tmp/net 2>/dev/null || echo 0; touch /tmp/netstop'; net1=$(cat "$T/out" | tr -d ' ')
+
+echo "blk-nonblocking: exec idle median ${idle} ms [${idle_all}], during the 1 GiB write p75 ${busy} ms [${busy_all}]; writer after sampling: ${during}; downloads of 4 MiB during sampling: $((net1 - net0))" >&2
+[ "$during" != done ] || fail "the writer finished before sampling ended: no load measured"
+[ "$busy" -le $((idle * MAX_RATIO)) ] ||
+	fail "exec latency under disk load (p75) ${busy} ms > ${MAX_RATIO} x idle ${idle} ms"
+[ $((net1 - net0)) -ge 1 ] || fail "no download completed while the disk was busy"
+
+# The rest of the write, bounded in time (the box is slow and shared).
+end=$(($(date +%s) + 900))
+while [ "$(date +%s)" -lt $end ]; do
+	run_mvm exec nb -- test -f /tmp/wdone
+	[ "$rc" = 0 ] && break
+done
+[ "$rc" = 0 ] || fail "the 1 GiB write did not finish"
+gx 'cat /tmp/dd.err; stat -c %s /data/big'
+expect_match "1 GiB written" '1073741824$' "$(cat "$T/out")"
+echo "blk-nonblocking: ok"

@@ -1,0 +1,98 @@
+/*
+ * virtio-blk's worker pool (devices/blk_io.c): requests run in parallel,
+ * and a barrier (FLUSH) starts only after every request submitted before
+ * it finished, whatever order the workers finish them in.
+ */
+#include <criterion/criterion.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devices/blk_io.h"
+
+#define N 400
+
+static int finished[N];		/* by request number (->sector) */
+static int violations, running, max_running;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void exec(struct blk_req *r)
+{
+	struct timespec ts = { 0, (long)(r->sector * 7919 % 500) * 1000 };
+
+	pthread_mutex_lock(&mu);
+	if (r->barrier)
+		for (uint64_t i = 0; i < r->sector; i++)
+			if (!finished[i])
+				violations++;
+	if (++running > max_running)
+		max_running = running;
+	pthread_mutex_unlock(&mu);
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&mu);
+	running--;
+	finished[r->sector] = 1;
+	pthread_mutex_unlock(&mu);
+	r->status = 0;
+}
+
+Test(blk_io, barrier_waits_for_everything_before_it, .timeout = 60)
+{
+	struct blk_io io;
+	int collected = 0;
+
+	cr_assert_eq(blk_io_init(&io, exec), 0);
+	cr_assert_eq(blk_io_start(&io), 0);
+	for (int i = 0; i < N; i++) {
+		struct blk_req *r = blk_io_alloc(&io);
+
+		cr_assert_not_null(r);
+		r->sector = (uint64_t)i;
+		r->barrier = i % 37 == 36;
+		blk_io_submit(&io, r);
+	}
+	while (collected < N) {
+		struct pollfd p = { .fd = io.efd, .events = POLLIN };
+		struct blk_req *r;
+
+		cr_assert_eq(poll(&p, 1, 10000), 1, "no completion for 10 s");
+		for (r = blk_io_collect(&io); r;) {
+			struct blk_req *next = r->next;
+
+			blk_io_free(&io, r);
+			collected++;
+			r = next;
+		}
+	}
+	cr_assert_eq(blk_io_pending(&io), 0);
+	blk_io_fini(&io);
+	cr_assert_eq(violations, 0, "%d requests not finished before a later barrier", violations);
+	cr_assert_gt(max_running, 1, "requests never ran in parallel");
+}
+
+Test(blk_io, wait_idle_then_collect_returns_all, .timeout = 60)
+{
+	struct blk_io io;
+	int n = 0;
+
+	cr_assert_eq(blk_io_init(&io, exec), 0);
+	cr_assert_eq(blk_io_start(&io), 0);
+	for (int i = 0; i < 40; i++) {
+		struct blk_req *r = blk_io_alloc(&io);
+
+		r->sector = (uint64_t)i;
+		r->barrier = false;
+		blk_io_submit(&io, r);
+	}
+	blk_io_wait_idle(&io);
+	for (struct blk_req *r = blk_io_collect(&io); r; n++) {
+		struct blk_req *next = r->next;
+
+		blk_io_free(&io, r);
+		r = next;
+	}
+	cr_assert_eq(n, 40);
+	cr_assert_eq(blk_io_pending(&io), 0);
+	blk_io_fini(&io);
+}
