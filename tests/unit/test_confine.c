@@ -220,6 +220,12 @@ Test(confine_seccomp, listed_calls_pass)
 {
 	char said[256];
 
+#ifdef __SANITIZE_ADDRESS__
+	/* The sanitizer's runtime makes system calls of its own (its allocator,
+	 * its reports) that no production thread makes: the plain run checks this. */
+	cr_skip_test("under ASan");
+#endif
+
 	cr_expect_eq(confined_child(&sc_table_main, do_allowed, said, sizeof(said)), 0,
 		     "said: %s", said);
 }
