@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/crc32c.h"
 #include "common/snap_buf.h"
 #include "snapshots/state_file.h"
 #include "snapshots/vm_snap.h"
@@ -57,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 4 || size > SNAP_STATE_MAX || !(fixed = malloc(size)))
 		return 0;
 	memcpy(fixed, data, size);
-	crc = snap_crc32c(0, fixed, size - 4);
+	crc = crc32c(0, fixed, size - 4);
 	memcpy(fixed + size - 4, &crc, 4);
 	check(fixed, size);
 	free(fixed);
