@@ -102,9 +102,21 @@ test-images: image-minimal
 	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
 	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
 
-.PHONY: all deps guest test unit integration testhooks asan fuzz fuzz-quick bench bench-boot \
-        bench-image bench-exec bench-net bench-snapshot bench-start bench-hash bench-create-copy \
-        demo clean format
+# The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
+# drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
+MCP_CLIENT := tests/mcp/node_modules/.package-lock.json
+$(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
+	cd tests/mcp && npm ci --no-audit --no-fund
+.PHONY: mcp-client
+mcp-client: $(MCP_CLIENT)
+
+# The same mvm with test hooks (tools/sandbox/test_attack.h), for
+# tests/integration/confine-attack.sh only; never what users run.
+testhooks: | $(DEPS_OK)
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
+		$(BUILD)/testhooks/mvm
+
+integration: $(BUILD)/mvm guest test-images mcp-client testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.
