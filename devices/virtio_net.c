@@ -45,7 +45,6 @@
 #define DNS_PENDING 64		/* resolutions in flight */
 #define DNS_TIMEOUT_MS 3000
 #define TICK_MS 250
-#define HOST_ADDRS_TICKS 20	/* the host's addresses are re-read every 5 s */
 
 static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
@@ -81,7 +80,6 @@ struct vnet {
 	/* resolver */
 	int tick_fd;
 	int dns_ep;		/* private epoll set of the queries' sockets: one loop handler */
-	unsigned ticks;
 	struct sockaddr_storage dns_addr; /* family 0: no upstream */
 	socklen_t dns_addrlen;
 	char dns_name[160];
@@ -258,20 +256,17 @@ static void on_dns(void *opaque, uint32_t events)
 	pthread_mutex_unlock(&n->d->lock);
 }
 
-/* The host's interface addresses, for the policy (read outside the lock:
- * getifaddrs is a netlink round trip). */
-static void refresh_host_addrs(struct vnet *n, bool locked)
+/* The host's interface addresses, for the policy. Read once, while the
+ * device is built: once confined, the event loop may not open the netlink
+ * socket getifaddrs needs (vmm/confine/seccomp_main.c), so an address the
+ * host gains later is unknown to a running sandbox (docs/network-policy.md). */
+static void read_host_addrs(struct vnet *n)
 {
 	struct net_addr a[NET_HOST_ADDRS_MAX];
 	int cnt = net_host_addrs_read(a, NET_HOST_ADDRS_MAX);
 
-	if (cnt < 0)
-		return; /* keep the last list */
-	if (!locked)
-		pthread_mutex_lock(&n->d->lock);
-	net_policy_set_host_addrs(&n->pol, a, (size_t)cnt);
-	if (!locked)
-		pthread_mutex_unlock(&n->d->lock);
+	if (cnt >= 0)
+		net_policy_set_host_addrs(&n->pol, a, (size_t)cnt);
 }
 
 static void on_tick(void *opaque, uint32_t events)
@@ -280,8 +275,6 @@ static void on_tick(void *opaque, uint32_t events)
 	uint64_t now = mono_now_ms(), cnt;
 
 	(void)!read(n->tick_fd, &cnt, sizeof(cnt));
-	if (++n->ticks % HOST_ADDRS_TICKS == 0)
-		refresh_host_addrs(n, false);
 	pthread_mutex_lock(&n->d->lock);
 	for (int i = 0; i < DNS_PENDING; i++) {
 		struct dns_slot *s = &n->dns[i];
@@ -521,7 +514,7 @@ static int setup_policy(struct vnet *n, const struct vm_net *c, char *err, size_
 		n->events_stderr_summary = true;
 	}
 	net_policy_set_events(&n->pol, on_event, n);
-	refresh_host_addrs(n, true);
+	read_host_addrs(n);
 	return 0;
 }
 
