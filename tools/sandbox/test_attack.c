@@ -83,7 +83,7 @@ void sb_test_attack_arm(struct vm *vm, int report_fd)
 {
 	if (!getenv("MVM_TEST_ATTACK"))
 		return;
-	out_fd = report_fd;
+	out_fd = report_fd >= 0 ? report_fd : STDERR_FILENO;	/* stderr follows console.log */
 	timer_fd = ev_timer(&vm->loop, 500, 0, attack, vm);
 }
 #endif
