@@ -1,5 +1,8 @@
 /* cgroup v2 limits (tools/sandbox/sandbox_cgroup.h). */
 #include <errno.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <sys/vfs.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -61,6 +64,14 @@ static int container(char *dir, size_t cap, bool cpu)
 	return put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
 }
 
+/* The state directory (the VMM's cwd) lies on tmpfs or ramfs. */
+static bool state_on_tmpfs(void)
+{
+	struct statfs f;
+
+	return !statfs(".", &f) && (f.f_type == TMPFS_MAGIC || f.f_type == RAMFS_MAGIC);
+}
+
 int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *path, size_t cap)
 {
 	char dir[PATH_MAX], v[32];
@@ -73,7 +84,10 @@ int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *p
 			ret = -errno;
 	}
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)(guest_mem + SB_CGROUP_OVERHEAD));
-	if (!ret)
+	/* The disk files' pages are charged to this cgroup; on tmpfs they
+	 * cannot be reclaimed, so a cap would stall the guest's disk writes at
+	 * guest RAM + overhead. There the cap is left at max (reported). */
+	if (!ret && !state_on_tmpfs())
 		ret = put(dir, "memory.max", v);
 	snprintf(v, sizeof(v), "%d", SB_CGROUP_PIDS);
 	if (!ret)
