@@ -110,9 +110,17 @@ static void write_report(const char *name, int ns, int abi, const char *cgroup)
 
 void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
 {
-	const char *ro[MAX_RO], *rw[] = { ".", NULL };
-	char cg[PATH_MAX];
+	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL };
+	char cg[PATH_MAX], evdir[PATH_MAX];
 	int ns, abi, cg_ret;
+
+	/* `mvm run --events FILE`: the denials go to a file the user named,
+	 * outside the state directory; its directory stays writable. */
+	if (vc->net.events_path && vc->net.events_path[0] == '/' &&
+	    snprintf(evdir, sizeof(evdir), "%s", vc->net.events_path) < (int)sizeof(evdir)) {
+		*strrchr(evdir, '/') = 0;
+		rw[1] = evdir[0] ? evdir : "/";
+	}
 
 	/* First the cgroup (the guest's RAM is charged as it is touched, from
 	 * now on), while the cgroup tree is still in sight. */
