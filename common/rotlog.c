@@ -55,7 +55,7 @@ static int write_all(int fd, const char *p, size_t n)
 static int setup(struct rotlog *l, const char *path, uint64_t max, rotlog_mark_fn mark)
 {
 	memset(l, 0, sizeof(*l));
-	l->fd = l->mirror_fd = -1;
+	l->fd = l->mirror_fd = l->kick_fd = -1;
 	l->max = max;
 	l->mark = mark ? mark : plain_mark;
 	pthread_mutex_init(&l->lock, NULL);
@@ -110,12 +110,43 @@ static int rotate(struct rotlog *l)
 	l->fd = fd;
 	if (l->mirror_fd >= 0)
 		dup2(fd, l->mirror_fd);
+	l->kicked = false;
 	l->rotations++;
 	n = l->mark(mark, sizeof(mark), l->path, l->dropped, l->rotations, l->max);
 	l->size = 0;
 	if (n > 0 && !write_all(fd, mark, (size_t)n))
 		l->size = (uint64_t)n;
 	return 0;
+}
+
+/* Ask the rotator for a rotation, once until it happens. */
+static void kick(struct rotlog *l)
+{
+	uint64_t one = 1;
+
+	if (l->kicked)
+		return;
+	l->kicked = write(l->kick_fd, &one, sizeof(one)) == sizeof(one);
+}
+
+/* A write on a thread that may not rotate: what fits below max/2 now. */
+static size_t fit_deferred(struct rotlog *l, size_t len)
+{
+	uint64_t half = l->max / 2;
+	size_t keep = len;
+
+	if (l->size + len > half - half / 4)
+		kick(l);
+	if (l->size + len > half) {
+		keep = half > l->size ? (size_t)(half - l->size) : 0;
+		l->dropped += len - keep;
+	}
+	return keep;
+}
+
+static bool may_rotate(const struct rotlog *l)
+{
+	return !l->deferred || pthread_equal(pthread_self(), l->rotator);
 }
 
 static ssize_t write_locked(struct rotlog *l, const void *buf, size_t len)
@@ -127,7 +158,9 @@ static ssize_t write_locked(struct rotlog *l, const void *buf, size_t len)
 
 	if (l->fd < 0)
 		return -EBADF;
-	if (l->max && l->size + len > half) {
+	if (l->max && !may_rotate(l)) {
+		keep = fit_deferred(l, len);
+	} else if (l->max && l->size + len > half) {
 		ret = rotate(l);
 		if (ret)
 			return ret;
@@ -155,6 +188,30 @@ ssize_t rotlog_write(struct rotlog *l, const void *buf, size_t len)
 	return n;
 }
 
+void rotlog_defer_rotation(struct rotlog *l, int kick_fd)
+{
+	pthread_mutex_lock(&l->lock);
+	if (l->kick_fd >= 0)
+		close(l->kick_fd);	/* a VM before this one (rollback) */
+	l->rotator = pthread_self();
+	l->deferred = true;
+	l->kicked = false;
+	l->kick_fd = kick_fd;
+	pthread_mutex_unlock(&l->lock);
+}
+
+int rotlog_rotate_due(struct rotlog *l)
+{
+	uint64_t half = l->max / 2;
+	int ret = 0;
+
+	pthread_mutex_lock(&l->lock);
+	if (l->fd >= 0 && l->max && l->size > half - half / 4 && may_rotate(l))
+		ret = rotate(l);
+	pthread_mutex_unlock(&l->lock);
+	return ret;
+}
+
 void rotlog_or_fd_write(struct rotlog *l, int fd, const void *buf, size_t len)
 {
 	if (l)
@@ -167,7 +224,9 @@ void rotlog_close(struct rotlog *l)
 {
 	if (l->fd >= 0)
 		close(l->fd);
-	l->fd = -1;
+	if (l->kick_fd >= 0)
+		close(l->kick_fd);
+	l->fd = l->kick_fd = -1;
 	pthread_mutex_destroy(&l->lock);
 }
 

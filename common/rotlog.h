@@ -10,6 +10,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,6 +38,12 @@ struct rotlog {
 	uint64_t rotations;
 	rotlog_mark_fn mark;
 	pthread_mutex_t lock;	/* devices write from several vCPU threads */
+	/* Deferred rotation (rotlog_defer_rotation): only @rotator renames and
+	 * opens files; other threads write 1 to @kick_fd when one is due. */
+	bool deferred;
+	bool kicked;		/* a kick is outstanding */
+	pthread_t rotator;
+	int kick_fd;
 };
 
 /* The cap from MVM_LOG_MAX ("16M", "512K", plain numbers are MiB), else
@@ -53,6 +60,20 @@ int rotlog_open(struct rotlog *l, const char *path, uint64_t max, rotlog_mark_fn
  * bytes accounted for, written or dropped) or -errno.
  */
 ssize_t rotlog_write(struct rotlog *l, const void *buf, size_t len);
+
+/*
+ * From now on only the calling thread rotates @l: a confined vCPU thread
+ * may not rename or open files (seccomp), so when one of its writes finds
+ * a rotation due, it writes an 8-byte 1 to @kick_fd (an eventfd the caller
+ * watches, calling rotlog_rotate_due() on it), keeps writing until PATH
+ * holds max/2 and drops (and counts) the rest until the rotation. The kick
+ * comes early, at 3/4 of max/2, so output at a console's pace is not lost.
+ * @l owns @kick_fd from here on.
+ */
+void rotlog_defer_rotation(struct rotlog *l, int kick_fd);
+
+/* On the rotator thread, after a kick: rotate if one is due. 0 or -errno. */
+int rotlog_rotate_due(struct rotlog *l);
 
 /* Write to @l if non-NULL, else to @fd if >= 0; best effort (the console). */
 void rotlog_or_fd_write(struct rotlog *l, int fd, const void *buf, size_t len);

@@ -38,13 +38,21 @@ grep -aq newest-line-from-the-guest "$log" || fail "the newest output was not ke
 grep -aq 'bytes of older output dropped' "$T/logs" || fail "mvm logs does not say what was dropped"
 expect_eq "mvm logs ends with the newest line" newest-line-from-the-guest "$(tail -n 1 "$T/logs" | tr -d '\r\0')"
 
-# The sandbox lives on; a smaller cap set at start applies to its VMM.
+# The sandbox lives on; a smaller cap set at start applies to its VMM. The
+# serial port writes from vCPU threads, whose seccomp table has no rename
+# or open: 96 KiB through ttyS0 past a 64 KiB cap rotates on the event loop
+# instead, and the VMM survives it.
 run_mvm stop cap
 expect_eq "stop" 0 "$rc"
-MVM_LOG_MAX=1M run_mvm start cap
-expect_eq "start with MVM_LOG_MAX=1M" 0 "$rc"
-run_mvm exec cap -- sh -c 'dd if=/dev/zero of=/dev/hvc0 bs=65536 count=64 2>/dev/null; echo done'
+MVM_LOG_MAX=64K run_mvm start cap
+expect_eq "start with MVM_LOG_MAX=64K" 0 "$rc"
+run_mvm exec cap -- sh -c 'dd if=/dev/zero of=/dev/hvc0 bs=65536 count=16 2>/dev/null;
+	dd if=/dev/zero bs=1024 count=96 2>/dev/null | tr "\\0" s > /dev/ttyS0;
+	echo serial-after-the-flood > /dev/ttyS0; echo done'
 expect_eq "second flood" "done" "$(cat "$T/out")"
 total=$(logs_size)
-[ "$total" -le $((1 << 20)) ] || fail "MVM_LOG_MAX=1M: console.log + console.log.1 = $total bytes"
+[ "$total" -le $((64 << 10)) ] || fail "MVM_LOG_MAX=64K: console.log + console.log.1 = $total bytes"
+grep -aq serial-after-the-flood "$log" || fail "the serial port's newest line was not kept"
+run_mvm exec cap -- true
+expect_eq "the VMM lives on after the serial flood" 0 "$rc"
 echo "sandbox-console-cap: ok"

@@ -6,7 +6,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,6 +245,55 @@ Test(events, rotlog_reopens_where_it_left_off)
 	cr_assert_eq(rotlog_open(&l, p, 64 << 10, NULL), 0);
 	cr_assert_eq(l.size, 6, "a restarted VMM counts what is already there");
 	rotlog_close(&l);
+}
+
+/* A vCPU thread's console output (the serial port): 40 KiB in 1 KiB lines. */
+static void *vcpu_writes(void *opaque)
+{
+	struct rotlog *l = opaque;
+	char line[1024];
+
+	memset(line, 'v', sizeof(line));
+	for (int i = 0; i < 40; i++)
+		cr_assert_eq(rotlog_write(l, line, sizeof(line)), (ssize_t)sizeof(line));
+	return NULL;
+}
+
+Test(events, rotlog_deferred_rotation_is_left_to_the_rotator_thread)
+{
+	char p[160], old[160];
+	struct rotlog l;
+	pthread_t t;
+	uint64_t kicks = 0;
+	int kfd = eventfd(0, EFD_NONBLOCK);
+
+	snprintf(p, sizeof(p), "%s/console.log", dir);
+	snprintf(old, sizeof(old), "%s.1", p);
+	cr_assert_eq(rotlog_open(&l, p, 64 << 10, NULL), 0);
+	rotlog_defer_rotation(&l, kfd);
+	/* Another thread never rotates (no rename, no open under seccomp): it
+	 * kicks at 3/4 of the half, fills it, and drops the rest, counted. */
+	cr_assert_eq(pthread_create(&t, NULL, vcpu_writes, &l), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(access(old, F_OK), -1, "the writer thread rotated");
+	cr_assert_eq(size_of(p), 32 << 10, "the half is filled, not passed");
+	cr_assert_eq(l.dropped, 8 << 10);
+	cr_assert_eq(read(kfd, &kicks, sizeof(kicks)), 8);
+	cr_assert_eq(kicks, 1, "one kick per due rotation");
+	/* The rotator (the event loop) rotates on the kick; writers go on. */
+	cr_assert_eq(rotlog_rotate_due(&l), 0);
+	cr_assert_eq(size_of(old), 32 << 10);
+	cr_assert_lt(size_of(p), 256, "the new file holds only the marker");
+	cr_assert_eq(rotlog_rotate_due(&l), 0);
+	cr_assert_eq(l.rotations, 1, "no rotation is due right after one");
+	cr_assert_eq(pthread_create(&t, NULL, vcpu_writes, &l), 0);
+	pthread_join(t, NULL);
+	cr_assert_eq(read(kfd, &kicks, sizeof(kicks)), 8, "a new kick after the rotation");
+	/* The rotator's own writes rotate as before. */
+	cr_assert_eq(rotlog_write(&l, "x", 1), 1);
+	cr_assert_eq(l.rotations, 2);
+	rotlog_close(&l);	/* closes the kick fd too */
+	cr_assert_eq(fcntl(kfd, F_GETFD), -1);
 }
 
 Test(events, log_max_from_env)

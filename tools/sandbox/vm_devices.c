@@ -6,6 +6,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "common/rotlog.h"
 
 #include "devices/legacy.h"
 #include "devices/serial.h"
@@ -34,6 +39,36 @@ static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err,
 	return ret;
 }
 
+static void rotate_log(void *opaque, uint32_t events)
+{
+	struct rotlog *log = opaque;
+	uint64_t n;
+
+	(void)events;
+	(void)!read(log->kick_fd, &n, sizeof(n));
+	(void)rotlog_rotate_due(log);
+}
+
+/* The serial port writes console.log from vCPU threads, which may not
+ * rename or open files: the event loop (this thread) rotates for them. */
+static int log_rotates_on_loop(struct vm *vm, struct rotlog *log)
+{
+	int fd, ret;
+
+	if (!log)
+		return 0;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	ret = ev_add(&vm->loop, fd, EPOLLIN, rotate_log, log);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	rotlog_defer_rotation(log, fd);
+	return 0;
+}
+
 /* Order matters: it fixes hvc0/hvc1 and vda, vdb, ... in the guest. */
 int vm_devices_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
@@ -43,6 +78,8 @@ int vm_devices_create(struct vm *vm, const struct vm_config *cfg, char *err, siz
 	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, cfg->console_fd >= 0 ? NULL : cfg->log,
 			    &vm->console);
 	vm->console_tail = serial_tail;
+	if (!ret && cfg->console_fd < 0)
+		ret = log_rotates_on_loop(vm, cfg->log);
 	if (!ret)
 		ret = i8042_create(vm);
 	if (!ret)

@@ -35,7 +35,7 @@ static const struct sc_rule rules[] = {
 	/* fchmod on what it could open; no chmod by path (Landlock ABI <= 3
 	 * does not govern it). */
 	{ "fchmod", SC_ANY }, { "flock", SC_ANY }, { "fcntl", SC_ANY },
-	{ "dup", SC_ANY }, { "dup3", SC_ANY }, { "getcwd", SC_ANY },
+	{ "dup", SC_ANY }, { "dup2", SC_ANY }, { "dup3", SC_ANY }, { "getcwd", SC_ANY },
 	{ "copy_file_range", SC_ANY }, { "sendfile", SC_ANY },
 	/* The event loop and its timers. */
 	{ "epoll_wait", SC_ANY }, { "epoll_pwait", SC_ANY }, { "epoll_ctl", SC_ANY },
