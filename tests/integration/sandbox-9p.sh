@@ -40,3 +40,14 @@ run_mvm export box /data/w "$N/taken"
 [ "$rc" != 0 ] || fail "export replaced an existing directory"
 expect_eq "existing directory untouched" mine "$(cat "$N/taken/keep")"
 [ ! -e "$N/taken/f" ] || fail "export wrote into an existing directory"
+
+# restore (and fork, which shares its start) checks the state directory the
+# same way before it makes anything there.
+run_mvm snapshot box "$T/snap"
+expect_eq "snapshot" 0 "$rc"
+rc=0
+MVM_STATE_DIR="$N/state2" "$MVM" restore "$T/snap" r9p >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "restore with the state on 9p fails" 125 "$rc"
+expect_match "restore names the path" "$N/state2 cannot hold the unix sockets" "$(cat "$T/err")"
+[ ! -e "$N/state2/r9p" ] || fail "restore left a half-made sandbox in $N/state2"
+echo "sandbox-9p: ok"

@@ -6,10 +6,16 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sock_probe.h"
 
@@ -53,4 +59,35 @@ Test(sock_probe, prepare_root_refuses_such_a_state_dir_before_creating_anything)
 	cr_expect_neq(strstr(err, "MVM_STATE_DIR"), NULL, "%s", err);
 	cr_expect_eq(sb_path("probe-name", NULL, dir, sizeof(dir)), 0);
 	cr_expect_neq(access(dir, F_OK), 0);
+}
+
+/* A VMM that stopped accepting (hung, or paused in a debugger): its backlog
+ * fills, and a CLI's connect gives up at its deadline instead of hanging. */
+Test(sock_probe, connect_to_a_listener_that_never_accepts_has_a_deadline)
+{
+	char dir[] = "/tmp/mvm-sockprobe-XXXXXX", path[128];
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int lfd, fds[8], n = 0, ret = 0;
+	struct timespec t0, t1;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/api.sock", dir);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(lfd, 0), 0);
+	/* Fill the backlog (a backlog of 0 still takes one or two). */
+	while (n < 8 && (ret = unix_connect_by(path, 200)) >= 0)
+		fds[n++] = ret;
+	cr_assert_lt(n, 8, "the backlog never filled");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = unix_connect_by(path, 300);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	cr_expect_eq(ret, -ETIMEDOUT);
+	cr_expect_lt(t1.tv_sec - t0.tv_sec, 5, "the connect waited past its deadline");
+	while (n)
+		close(fds[--n]);
+	close(lfd);
+	unlink(path);
+	rmdir(dir);
 }

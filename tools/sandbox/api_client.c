@@ -16,11 +16,34 @@
 
 #define RESP_MAX (64 << 10)
 
-int sb_connect_unix(const char *name, const char *file)
+int unix_connect_by(const char *path, int timeout_ms)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char dir[PATH_MAX];
-	int dfd, fd, ret;
+	struct timeval t = { timeout_ms / 1000, timeout_ms % 1000 * 1000 }, none = { 0, 0 };
+	int fd, ret = 0;
+
+	if (snprintf(a.sun_path, sizeof(a.sun_path), "%s", path) >= (int)sizeof(a.sun_path))
+		return -ENAMETOOLONG;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* A Unix connect waits while the listener's backlog is full (a VMM
+	 * that stopped accepting) for as long as the send timeout says. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &t, sizeof(t));
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)))
+		ret = errno == EAGAIN ? -ETIMEDOUT : -errno;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+int sb_connect_unix(const char *name, const char *file)
+{
+	char dir[PATH_MAX], path[128];
+	int dfd, ret;
 
 	ret = sb_path(name, NULL, dir, sizeof(dir));
 	if (ret)
@@ -29,18 +52,10 @@ int sb_connect_unix(const char *name, const char *file)
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/%s", dfd, file);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ret = fd < 0 ? -errno : 0;
-	if (!ret && connect(fd, (struct sockaddr *)&a, sizeof(a)))
-		ret = -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, file);
+	ret = unix_connect_by(path, SB_CONNECT_TIMEOUT_MS);
 	close(dfd);
-	if (ret) {
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	return fd;
+	return ret;
 }
 
 static int wait_fd(int fd, short ev, int timeout_ms)

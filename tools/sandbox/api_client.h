@@ -4,6 +4,12 @@
 
 #include <stddef.h>
 
+/* How long a connect to a VMM's socket may wait (its backlog full). */
+#define SB_CONNECT_TIMEOUT_MS 10000
+
+/* Connect to the Unix socket at @path (< 108 bytes), waiting at most
+ * @timeout_ms for room in the listener's backlog. fd, -ETIMEDOUT or -errno. */
+int unix_connect_by(const char *path, int timeout_ms);
 /* Connect to the Unix socket @file in NAME's state directory, whatever the
  * directory's length (through /proc/self/fd). fd or -errno. */
 int sb_connect_unix(const char *name, const char *file);

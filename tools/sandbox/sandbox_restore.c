@@ -212,15 +212,22 @@ int sb_restore_into(const char *verb, const char *snapdir, const char *name, con
 
 int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
 {
-	char root[PATH_MAX];
+	char err[512];
+	int ret;
 
 	if (!sb_name_ok(name)) {
 		cli_err(verb, "bad name '%s': letters, digits, '.', '_', '-' (at most 63)", name);
 		return -EINVAL;
 	}
-	if (sb_root(root, sizeof(root)) || sb_path(name, NULL, dir, cap))
+	if (sb_path(name, NULL, dir, cap))
 		return -ENAMETOOLONG;
-	mkdir_p(root, 0700);	/* a failure shows in the mkdir below */
+	/* As create does: a root that cannot hold the VMM's sockets is
+	 * refused before anything is made there. */
+	ret = sb_prepare_root(err, sizeof(err));
+	if (ret) {
+		cli_err(verb, "%s", err);
+		return ret;
+	}
 	if (mkdir(dir, 0700)) {
 		cli_err(verb, errno == EEXIST ? "a sandbox named %s already exists" :
 			"cannot create the state directory of %s", name);
