@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -42,10 +43,47 @@ static struct blk_req *next_work(struct blk_io *io)
 	return r;
 }
 
+#ifdef MVM_TEST_HOOKS
+static void test_hooks_init(struct blk_io *io)
+{
+	const char *delay = getenv("MVM_TEST_BLK_DELAY_MS"), *sync = getenv("MVM_TEST_BLK_SYNC");
+
+	io->test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
+	io->test_sync = sync && !strcmp(sync, "1");
+}
+#else
+static void test_hooks_init(struct blk_io *io)
+{
+	(void)io;
+}
+#endif
+
+static void serve(struct blk_io *io, struct blk_req *r)
+{
+	if (io->test_delay_ms) {
+		struct timespec t = { io->test_delay_ms / 1000,
+				      (long)(io->test_delay_ms % 1000) * 1000000L };
+
+		nanosleep(&t, NULL);
+	}
+	io->exec(r);
+}
+
+/* @r finished (mu held): to the done list, and wake the event loop. */
+static void finished(struct blk_io *io, struct blk_req *r)
+{
+	uint64_t one = 1;
+
+	r->next = io->done;
+	io->done = r;
+	pthread_cond_broadcast(&io->fin_cv);
+	if (write(io->efd, &one, sizeof(one)) < 0)
+		log_debug("virtio-blk: completion eventfd write failed");
+}
+
 static void *worker(void *arg)
 {
 	struct blk_io *io = arg;
-	uint64_t one = 1;
 	/* Before any request: from here on the calls of blk_io.h only
 	 * (vmm/confine/seccomp_blk.c). */
 	int err = confine_seccomp_thread(&sc_table_blk);
@@ -65,14 +103,10 @@ static void *worker(void *arg)
 		if (!r)
 			break;
 		pthread_mutex_unlock(&io->mu);
-		io->exec(r);
+		serve(io, r);
 		pthread_mutex_lock(&io->mu);
 		act_remove(io, r);
-		r->next = io->done;
-		io->done = r;
-		pthread_cond_broadcast(&io->fin_cv);
-		if (write(io->efd, &one, sizeof(one)) < 0)
-			log_debug("virtio-blk: completion eventfd write failed");
+		finished(io, r);
 	}
 	pthread_mutex_unlock(&io->mu);
 	return NULL;
@@ -88,6 +122,7 @@ int blk_io_init(struct blk_io *io, blk_exec_fn exec)
 	pthread_mutex_init(&io->mu, NULL);
 	pthread_cond_init(&io->work_cv, NULL);
 	pthread_cond_init(&io->fin_cv, NULL);
+	test_hooks_init(io);
 	return 0;
 }
 
@@ -173,6 +208,14 @@ void blk_io_free(struct blk_io *io, struct blk_req *r)
 
 void blk_io_submit(struct blk_io *io, struct blk_req *r)
 {
+	if (io->test_sync) {	/* the old design: the caller waits for the disk */
+		serve(io, r);
+		pthread_mutex_lock(&io->mu);
+		io->pending++;
+		finished(io, r);
+		pthread_mutex_unlock(&io->mu);
+		return;
+	}
 	pthread_mutex_lock(&io->mu);
 	r->next = NULL;
 	r->act_next = NULL;

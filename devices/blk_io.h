@@ -68,6 +68,10 @@ struct blk_io {
 	int nthreads, started;		/* created; confined (or failed) */
 	int start_err;
 	pthread_t th[BLK_IO_WORKERS];
+	/* Test-hooks build only (else 0): a slow disk, and the synchronous
+	 * design, so a test proves it can see an event loop wait for I/O. */
+	unsigned test_delay_ms;		/* MVM_TEST_BLK_DELAY_MS per request */
+	bool test_sync;			/* MVM_TEST_BLK_SYNC=1: served on submit */
 };
 
 /* Set up the pool; @exec serves one request on a worker thread. Requests

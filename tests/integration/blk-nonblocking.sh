@@ -7,24 +7,27 @@
 # stays within MAX_RATIO times the median of 9 idle execs, both measured
 # here in the same run.
 #
-# NOT a regression test for the old code yet: in the nested box the sandbox
-# state (the disk file) is on tmpfs, where the synchronous code's pwrite is
-# a memcpy and fdatasync a no-op, so it blocked the loop only briefly.
-# Measured 2026-12-04, p75 under load / idle median: old (synchronous) code
-# 6.9x (of 7 samples), 3.5x, 3.2x (writer not niced), 2.95x (niced); new
-# code 1.9x (of 7), 3.0x (writer not niced), 2.06x
-# (niced). A bound that fails the old code reliably needs the disk on a
-# real file system (fdatasync that waits); MAX_RATIO stays generous so the
-# test does not flake.
+# The disk is made slow on purpose (the test-hooks build's
+# MVM_TEST_BLK_DELAY_MS: every request takes that long, like a cloud disk's
+# flush): in the box the disk file is on tmpfs, where a synchronous pwrite
+# is a memcpy and would hide a loop that waits. And the test first proves
+# it can fail: the same sandbox with MVM_TEST_BLK_SYNC=1 (requests served
+# on the event loop, the design before issue 21) must break the bound.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
+MVM=build/testhooks/mvm
+export MVM_GUEST_DIR="$PWD/build/guest"	# the test build has no guest beside it
+[ -x "$MVM" ] || fail "$MVM missing (make testhooks)"
+export MVM_TEST_BLK_DELAY_MS=10
 MAX_RATIO=${MVM_NONBLOCK_RATIO:-4}
 SAMPLES=9
 head -c 4194304 /dev/urandom > "$T/www/big.bin"
+export MVM_TEST_BLK_SYNC=1
 sb_create nb --disk-size 1200M --memory 384M $NET_DNS --allow 203.0.113.10:8080/tcp
+unset MVM_TEST_BLK_SYNC
 why() {
 	"$MVM" logs nb 2>&1 | grep -v '^\[' | tail -25 >&2
 	fail "$1"
@@ -44,6 +47,31 @@ exec_ms() {
 }
 
 exec_ms 5 >/dev/null	# warm-up: first exec pays for page faults
+idle=$(exec_ms 5)
+idle_all=$(tr '\n' ' ' < "$T/lat")
+
+# The control: the synchronous design under a writer that loops until
+# told to stop. If this stays within the bound, the bound proves nothing.
+gx 'setsid sh -c "renice -n 19 -p \$\$ >/dev/null; while [ ! -f /tmp/wstop ]; do dd if=/dev/zero of=/data/c bs=1M count=64 conv=fsync 2>/dev/null; done" </dev/null >/dev/null 2>&1 &
+echo started'
+for _ in $(seq 200); do
+	gx 'stat -c %s /data/c 2>/dev/null || echo 0'
+	[ "$(cat "$T/out")" -ge 16777216 ] && break
+done
+sync_busy=$(exec_ms 7)
+sync_all=$(tr '\n' ' ' < "$T/lat")
+gx 'touch /tmp/wstop'
+echo "blk-nonblocking: control (MVM_TEST_BLK_SYNC=1): exec idle median ${idle} ms [${idle_all}], under load p75 ${sync_busy} ms [${sync_all}]" >&2
+[ "$sync_busy" -gt $((idle * MAX_RATIO)) ] ||
+	fail "the control did not break the bound (${sync_busy} ms <= ${MAX_RATIO} x ${idle} ms): the test cannot see a loop that waits for the disk"
+
+# The real thing: the same sandbox restarted with its I/O threads.
+run_mvm stop nb
+expect_eq "stop the control" 0 "$rc"
+run_mvm start nb
+expect_eq "start with I/O threads" 0 "$rc"
+gx 'rm -f /data/c /tmp/wstop; sync'
+exec_ms 5 >/dev/null
 idle=$(exec_ms 5)
 idle_all=$(tr '\n' ' ' < "$T/lat")
 
