@@ -1,11 +1,14 @@
 /* The image store: where built images live and how names resolve to files. */
+#include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "images/image_file.h"
 #include "images/image_store.h"
 
 char *image_store_dir(void)
@@ -66,4 +69,49 @@ int image_store_resolve(const char *arg, char *out, size_t cap)
 	free(dir);
 	snprintf(out, cap, "%s", arg);
 	return readable_file(out) ? 0 : -ENOENT;
+}
+
+/* Hidden entries are builds in progress; NAME.json is metadata. */
+static bool listed(const char *name)
+{
+	size_t nl = strlen(name);
+
+	return name[0] != '.' && !(nl > 5 && !strcmp(name + nl - 5, ".json")) && nl < 256;
+}
+
+static int add_entry(const char *dir, const char *name, struct image_entry **out, int n)
+{
+	struct image_entry e = { 0 }, *grown;
+	struct stat st;
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		return n;
+	if (!stat(p, &st) && S_ISREG(st.st_mode) && (e.format = image_file_format(p, &e.vsize))) {
+		grown = realloc(*out, (size_t)(n + 1) * sizeof(**out));
+		if (grown) {
+			snprintf(e.name, sizeof(e.name), "%s", name);
+			e.disk = (uint64_t)st.st_blocks * 512;
+			grown[n++] = e;
+			*out = grown;
+		}
+	}
+	free(p);
+	return n;
+}
+
+int image_store_list(const char *dir, struct image_entry **out)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	*out = NULL;
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		if (listed(e->d_name))
+			n = add_entry(dir, e->d_name, out, n);
+	closedir(d);
+	return n;
 }

@@ -7,6 +7,10 @@
 2. No product folder holds more than 30% of the product's .c files directly.
 3. No global function defined in a CLI verb file (tools/cli/cmd_*.c) is
    used outside tools/cli/ (verb files parse arguments and print results).
+4. No file of tools/cli/ calls a system call that does a verb's work
+   (RUNTIME_CALLS: processes, sockets, files opened, read, written or
+   changed, directories listed): that goes to tools/sandbox/, tools/promote/
+   or lower, and the verb calls it. Printing to stdout/stderr is stdio's.
 Exit 0 when all hold; otherwise one line per violation and exit 1.
 """
 import os, re, sys
@@ -27,6 +31,18 @@ SHARED = {"guest/agent": 0}
 RANK = {d: i for i, row in enumerate(LAYERS) for d in row}
 RANK.update(SHARED)
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# The proxy for "does runtime work" in rule 4. No exceptions list: a verb
+# that needs one of these needs a function in a lower layer instead.
+RUNTIME_CALLS = (
+    "fork vfork clone execl execlp execle execv execvp execve posix_spawn posix_spawnp "
+    "system popen waitpid wait wait4 kill "
+    "socket socketpair connect bind listen accept accept4 "
+    "open openat creat fopen fdopen read pread write pwrite readv writev sendfile "
+    "mkdir mkdirat rmdir unlink unlinkat rename renameat link symlink chmod fchmod "
+    "chown fchown truncate ftruncate mmap opendir fdopendir chdir dup2 pipe pipe2"
+).split()
+RUNTIME_CALL = re.compile(r"(?<![\w.>])(" + "|".join(RUNTIME_CALLS) + r")\s*\(")
+COMMENT_OR_STRING = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'', re.S)
 FUNC_DEF = re.compile(r'^(?!static\b)[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;{]*\)\s*\{', re.M)
 
 
@@ -102,12 +118,24 @@ def check_cli_exports(root, errors):
             errors.append(f"cli: {rel} uses {name}() of tools/cli/{exported[name]}")
 
 
+def check_cli_calls(root, errors):
+    cli = "tools/cli"
+    for f in sorted(os.listdir(os.path.join(root, cli))):
+        if not f.endswith(".c"):
+            continue
+        rel = os.path.join(cli, f)
+        code = COMMENT_OR_STRING.sub('""', read(root, rel))
+        for name in sorted(set(RUNTIME_CALL.findall(code))):
+            errors.append(f"cli: {rel} calls {name}() (runtime work belongs below tools/cli/)")
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     errors = []
     check_includes(root, errors)
     check_sizes(root, errors)
     check_cli_exports(root, errors)
+    check_cli_calls(root, errors)
     for e in errors:
         print(e)
     print(f"layers: {'ok' if not errors else str(len(errors)) + ' violation(s)'}")

@@ -111,3 +111,23 @@ Test(image_store, run_image_option)
 	cr_assert_eq(parse(o, 7, initrd), -1);
 	free(o);
 }
+
+/* `mvm image ls`: finished images only, with their format by magic. */
+Test(image_store, list_skips_builds_in_progress_and_metadata, .init = setup, .fini = teardown)
+{
+	struct image_entry *e;
+	char sub[PATH_MAX + 8];
+	int n;
+
+	touch(store, "minimal.ext4");
+	touch(store, "minimal.json");
+	touch(store, ".debian.ext4.tmp");
+	snprintf(sub, sizeof(sub), "%s/dir", store);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	n = image_store_list(store, &e);
+	cr_assert_eq(n, 1);
+	cr_assert_str_eq(e[0].name, "minimal.ext4");
+	cr_assert_str_eq(e[0].format, "raw");
+	free(e);
+	cr_assert_eq(image_store_list("/nonexistent/mvm-store", &e), -ENOENT);
+}

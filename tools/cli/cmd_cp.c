@@ -15,7 +15,6 @@
 #include "guest/agent/tree.h"
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
-#include "tools/cli/cmd_promote.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
 #include "tools/sandbox/cp.h"
@@ -110,7 +109,7 @@ int cmd_cp(int argc, char **argv)
 	if (sr) {
 		out.skipped = &skipped;
 		ret = cp_get(sname, spath, a.pos[1], &out);
-		promote_print_list("cp", "skipped", &skipped);
+		refusals_print("cp", "skipped", &skipped);
 		refusals_free(&skipped);
 		return ret ? MVM_EXIT_ERROR : 0;
 	}

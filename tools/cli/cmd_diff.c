@@ -54,8 +54,8 @@ int cmd_diff(int argc, char **argv)
 		return MVM_EXIT_ERROR;
 	w.gpath = argc - optind == 2 ? argv[optind + 1] : NULL;
 	ret = wsdiff_run(argv[optind], &w);
-	promote_print_list("diff", "not compared", &w.refused);
-	promote_print_list("diff", "note", &w.notes);
+	refusals_print("diff", "not compared", &w.refused);
+	refusals_print("diff", "note", &w.notes);
 	if (!ret && w.patch.over) {
 		cli_err("diff", "the patch is larger than %llu bytes (--max-output): nothing printed",
 			(unsigned long long)w.patch.max);

@@ -7,7 +7,7 @@
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
-#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_logs.h"
 
 static const char events_usage[] =
 	"usage: mvm events [--json] NAME\n"
@@ -76,36 +76,22 @@ static void print_human(const char *line)
 	cJSON_Delete(j);
 }
 
-static void print_file(const char *p, bool json)
+static void print_line(const char *line, void *json)
 {
-	char line[8192];
-	FILE *f = fopen(p, "re");
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (json)
-			fputs(line, stdout);
-		else
-			print_human(line);
-	}
-	fclose(f);
+	if (*(bool *)json)
+		fputs(line, stdout);
+	else
+		print_human(line);
 }
 
 int cmd_events(int argc, char **argv)
 {
 	struct verb_args a;
-	char p[4096], old[4096 + 2];
 	int r = events_parse(argc, argv, &a);
 
 	if (r)
 		return verb_parse_exit(r, events_usage);
 	if (!verb_sandbox_ok("events", a.pos[0]))
 		return MVM_EXIT_ERROR;
-	if (sb_path(a.pos[0], "events.jsonl", p, sizeof(p)))
-		return MVM_EXIT_ERROR;
-	snprintf(old, sizeof(old), "%s.1", p);
-	print_file(old, a.flag);
-	print_file(p, a.flag);
-	return 0;
+	return sb_events_each(a.pos[0], print_line, &a.flag) ? MVM_EXIT_ERROR : 0;
 }

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "tools/sandbox/agent_client.h"
@@ -164,22 +163,8 @@ static int run(const char *name, struct exec_opts *o, const struct exec_args *a)
 			      .tty = a->tty && isatty(STDIN_FILENO) };
 	struct ap_exit x = { 0 };
 	char err[1024] = "";
-	int fd = agent_connect(name, 10000), ret;
+	int ret = agent_exec_named(name, &o->e, &io, &x, err, sizeof(err));
 
-	if (fd < 0) {
-		cli_err("exec", "cannot reach the agent of %s: %s", name, strerror(-fd));
-		return MVM_EXIT_ERROR;
-	}
-	if (io.tty) {
-		struct winsize ws;
-
-		if (!ioctl(STDIN_FILENO, TIOCGWINSZ, &ws)) {
-			o->e.rows = ws.ws_row;
-			o->e.cols = ws.ws_col;
-		}
-	}
-	ret = agent_exec_run(fd, &o->e, &io, &x, err, sizeof(err));
-	close(fd);
 	if (ret == -EINTR) {
 		cli_err("exec", "%s", err);
 		return EXEC_DETACH_STATUS;

@@ -1,27 +1,20 @@
-/* `mvm image`: create qcow2 overlays, show image info, build and list the image store. */
+/* `mvm image`: create qcow2 overlays, show image info, build and list the image store;
+ * the work is in images/ (image_create, image_file, image_build, image_store). */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
-#include <signal.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "images/qcow2.h"
-#include "images/qcow2_format.h"
 #include "common/cli_util.h"
-#include "common/fs_util.h"
-#include "common/mono_time.h"
+#include "images/image_build.h"
+#include "images/image_create.h"
+#include "images/image_file.h"
+#include "images/image_store.h"
 #include "tools/cli/cmd_image.h"
 #include "tools/cli/verb_args.h"
-#include "images/image_store.h"
 
 enum { EXIT_OK = 0, EXIT_ERR = 1, EXIT_USAGE = 2 };
 
@@ -52,28 +45,6 @@ static int usage(FILE *f, int rc)
 	return rc;
 }
 
-/* "qcow2" when the file starts with the qcow2 magic, else "raw". */
-static const char *file_format(const char *path, uint64_t *vsize)
-{
-	uint8_t h[QH_SIZE + 8];
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	*vsize = 0;
-	if (fd < 0)
-		return NULL;
-	n = pread(fd, h, sizeof(h), 0);
-	if (!fstat(fd, &st))
-		*vsize = (uint64_t)st.st_size;
-	close(fd);
-	if (n == (ssize_t)sizeof(h) && get_be32(h) == QCOW2_MAGIC) {
-		*vsize = get_be64(h + QH_SIZE);
-		return "qcow2";
-	}
-	return "raw";
-}
-
 static void human(uint64_t v, char *buf, size_t len)
 {
 	static const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
@@ -88,65 +59,20 @@ static void human(uint64_t v, char *buf, size_t len)
 		snprintf(buf, len, "%.4g %s", d, u[i]);
 }
 
-/* Store the base relative to the overlay's directory when it lives below
- * it (the store stays movable), absolute otherwise. */
-static char *backing_name(const char *base, const char *overlay)
-{
-	char *rb = realpath(base, NULL), *tmp = strdup(overlay), *rd = NULL, *out;
-	size_t n;
-
-	if (tmp)
-		rd = realpath(dirname(tmp), NULL);
-	free(tmp);
-	if (!rb || !rd) {
-		free(rd);
-		return rb;
-	}
-	n = strlen(rd);
-	if (!strncmp(rb, rd, n) && rb[n] == '/')
-		out = strdup(rb + n + 1);
-	else
-		out = strdup(rb);
-	free(rb);
-	free(rd);
-	return out;
-}
-
 static int do_create(const char *base, const char *fmt, uint64_t size,
 		     unsigned bits, const char *overlay)
 {
-	uint64_t vs;
-	const char *probe;
-	char *name;
-	int err;
+	char err[PATH_MAX + 128];
 
-	if (!base) {
-		if (!size) {
-			cli_err("image", "create: --size is required without --base");
-			return EXIT_USAGE;
-		}
-		err = qcow2_create(overlay, size, bits);
-		return err ? EXIT_ERR : EXIT_OK;
+	if (!base && !size) {
+		cli_err("image", "create: --size is required without --base");
+		return EXIT_USAGE;
 	}
-	probe = file_format(base, &vs);
-	if (!probe) {
-		cli_err("image", "create: %s: %s", base, strerror(errno));
-		return EXIT_ERR;
-	}
-	/* Guard only: a qcow2 base is never silently used as raw or vice versa. */
-	if (!fmt && !strcmp(probe, "qcow2")) {
-		cli_err("image", "create: %s is a qcow2 image; pass --base-format qcow2",
-			base);
-		return EXIT_ERR;
-	}
-	name = backing_name(base, overlay);
-	if (!name) {
-		cli_err("image", "create: cannot resolve %s", base);
-		return EXIT_ERR;
-	}
-	err = qcow2_create_overlay(overlay, name, fmt ? fmt : "raw", size, bits);
-	free(name);
-	return err ? EXIT_ERR : EXIT_OK;
+	if (!image_create(base, fmt, size, bits, overlay, err, sizeof(err)))
+		return EXIT_OK;
+	if (err[0])
+		cli_err("image", "create: %s", err);
+	return EXIT_ERR;
 }
 
 static int cluster_bits_of(const char *s, unsigned *bits)
@@ -310,95 +236,24 @@ static int parse_info(int argc, char **argv, struct info_args *a)
 static int cmd_info(int argc, char **argv)
 {
 	struct info_args a = { 0 };
-	struct qcow2_open_opts o = { 0 };
-	struct qcow2_info qi;
-	const char *fmt;
-	struct stat st;
-	uint64_t vsize;
-	bool q;
-
+	struct image_file_info fi;
+	char err[PATH_MAX + 128];
 	int r = parse_info(argc, argv, &a);
 
 	if (r)
 		return r > 0 ? usage(stdout, EXIT_OK) : EXIT_USAGE;
-	o.trust_backing = a.trust;
-	fmt = file_format(a.path, &vsize);
-	if (!fmt || stat(a.path, &st)) {
-		cli_err("image", "info: %s: %s", a.path, strerror(errno));
-		return EXIT_ERR;
-	}
-	if (a.fmt && strcmp(a.fmt, fmt)) {
-		if (!strcmp(a.fmt, "qcow2")) {
-			cli_err("image", "info: %s is not a qcow2 image", a.path);
-			return EXIT_ERR;
-		}
-		fmt = "raw", vsize = (uint64_t)st.st_size;
-	}
-	q = !strcmp(fmt, "qcow2");
-	if (q && qcow2_info_get(a.path, &o, &qi)) {
-		if (!a.trust)
+	if (image_file_info(a.path, a.fmt, a.trust, &fi, err, sizeof(err))) {
+		if (err[0])
+			cli_err("image", "info: %s", err);
+		else if (fi.chain_refused && !a.trust)
 			cli_err("image", "info: pass --trust-backing to follow backing files "
 				"outside the directory of %s", a.path);
 		return EXIT_ERR;
 	}
-	print_info(a.path, fmt, q ? &qi : NULL, vsize, (uint64_t)st.st_blocks * 512, a.json);
-	if (q)
-		qcow2_info_free(&qi);
+	print_info(a.path, fi.format, fi.qcow2 ? &fi.qi : NULL, fi.vsize, fi.disk, a.json);
+	if (fi.qcow2)
+		qcow2_info_free(&fi.qi);
 	return EXIT_OK;
-}
-
-static char *store_dir(void)
-{
-	return image_store_dir();
-}
-
-/* images/build-NAME.sh beside the binary's checkout (build/mvm -> images/),
- * or under $MVM_IMAGE_BUILDERS. */
-static int builder_path(const char *name, char *out, size_t cap)
-{
-	const char *env = getenv("MVM_IMAGE_BUILDERS");
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(out, cap, "%s/build-%s.sh", env, name);
-		return access(out, R_OK) ? -ENOENT : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = 0;
-	for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
-		*slash = 0;
-		snprintf(out, cap, "%s/images/build-%s.sh", exe, name);
-		if (!access(out, R_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-static int run_builder(const char *script, const char *out, uint64_t size)
-{
-	const char *guest = cli_guest_dir();
-	char sz[32];
-	int st;
-	pid_t pid;
-
-	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
-	fflush(stdout);
-	pid = fork();
-	if (pid == 0) {
-		signal(SIGPIPE, SIG_DFL);
-		setenv("MVM_IMAGE_OUT", out, 1);
-		setenv("MVM_IMAGE_SIZE", sz, 1);
-		if (guest)
-			setenv("MVM_GUEST_DIR", guest, 1);
-		execl("/bin/sh", "sh", script, (char *)NULL);
-		_exit(127);
-	}
-	if (pid < 0 || waitpid(pid, &st, 0) != pid)
-		return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 static int cmd_build(int argc, char **argv)
@@ -409,18 +264,16 @@ static int cmd_build(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char script[PATH_MAX], *dir, *out = NULL, *meta = NULL;
-	uint64_t size = 0;
-	bool force = false;
-	int c, ret, rc = EXIT_ERR;
-	double t0;
+	struct image_build b = { 0 };
+	char err[PATH_MAX + 128];
+	int c, rc = EXIT_ERR;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "fs:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': force = true; break;
+		case 'f': b.force = true; break;
 		case 's':
-			if (cli_parse_size(optarg, &size) || size < (16ULL << 20))
+			if (cli_parse_size(optarg, &b.size) || b.size < (16ULL << 20))
 				return usage(stderr, EXIT_USAGE);
 			break;
 		case 'h': return usage(stdout, EXIT_OK);
@@ -429,77 +282,46 @@ static int cmd_build(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !image_name_ok(argv[optind]))
 		return usage(stderr, EXIT_USAGE);
-	if (builder_path(argv[optind], script, sizeof(script))) {
-		cli_err("image", "build: no builder for '%s' (images/build-%s.sh); "
-			"known: minimal, debian", argv[optind], argv[optind]);
-		return EXIT_ERR;
-	}
-	dir = store_dir();
-	if (!dir || asprintf(&out, "%s/%s.ext4", dir, argv[optind]) < 0 ||
-	    asprintf(&meta, "%s/%s.json", dir, argv[optind]) < 0)
-		goto done;
-	/* NAME.json is written last: its presence marks a finished build. */
-	if (!force && !access(out, R_OK) && !access(meta, R_OK)) {
-		printf("image: %s is built (%s); --force rebuilds it\n", argv[optind], out);
+	b.name = argv[optind];
+	if (image_build(&b, err, sizeof(err))) {
+		if (err[0])
+			cli_err("image", "build: %s", err);
+	} else if (b.reused) {
+		printf("image: %s is built (%s); --force rebuilds it\n", b.name, b.out);
 		rc = EXIT_OK;
-		goto done;
-	}
-	if ((ret = mkdir_p(dir, 0755))) {
-		cli_err("image", "build: %s: %s", dir, strerror(-ret));
-		goto done;
-	}
-	t0 = mono_now_s();
-	rc = run_builder(script, out, size);
-	if (rc) {
-		cli_err("image", "build: %s failed (status %d)", argv[optind], rc);
-		rc = EXIT_ERR;
 	} else {
-		printf("image: built %s in %.1fs: %s\n", argv[optind], mono_now_s() - t0, out);
+		printf("image: built %s in %.1fs: %s\n", b.name, b.seconds, b.out);
+		rc = EXIT_OK;
 	}
-done:
-	free(meta);
-	free(out);
-	free(dir);
+	image_build_free(&b);
 	return rc;
 }
 
 static int cmd_ls(int argc, char **argv)
 {
-	char *dir, *p, vs[32], ds[32];
-	struct dirent *e;
-	DIR *d;
+	struct image_entry *e = NULL;
+	char vs[32], ds[32];
+	char *dir;
+	int n;
 
 	if (argc == 2 && !strcmp(argv[1], "--help"))
 		return usage(stdout, EXIT_OK);
 	if (argc > 1)
 		return usage(stderr, EXIT_USAGE);
-	dir = store_dir();
-	d = dir ? opendir(dir) : NULL;
-	if (!d) {
+	dir = image_store_dir();
+	n = dir ? image_store_list(dir, &e) : -ENOMEM;
+	if (n < 0) {
 		fprintf(stderr, "mvm: image: no image store at %s\n", dir ? dir : "?");
 		free(dir);
 		return EXIT_OK;
 	}
 	printf("%-32s %-6s %12s %12s\n", "NAME", "FORMAT", "VIRTUAL", "DISK");
-	while ((e = readdir(d))) {
-		struct stat st;
-		uint64_t v;
-		const char *fmt;
-
-		size_t nl = strlen(e->d_name);
-
-		/* Hidden entries are builds in progress; NAME.json is metadata. */
-		if (e->d_name[0] == '.' || (nl > 5 && !strcmp(e->d_name + nl - 5, ".json")) ||
-		    asprintf(&p, "%s/%s", dir, e->d_name) < 0)
-			continue;
-		if (!stat(p, &st) && S_ISREG(st.st_mode) && (fmt = file_format(p, &v))) {
-			human(v, vs, sizeof(vs));
-			human((uint64_t)st.st_blocks * 512, ds, sizeof(ds));
-			printf("%-32s %-6s %12s %12s\n", e->d_name, fmt, vs, ds);
-		}
-		free(p);
+	for (int i = 0; i < n; i++) {
+		human(e[i].vsize, vs, sizeof(vs));
+		human(e[i].disk, ds, sizeof(ds));
+		printf("%-32s %-6s %12s %12s\n", e[i].name, e[i].format, vs, ds);
 	}
-	closedir(d);
+	free(e);
 	free(dir);
 	return EXIT_OK;
 }

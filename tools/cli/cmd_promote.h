@@ -11,8 +11,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_promote(int argc, char **argv);
 
-/* "mvm VERB: WHAT PATH: WHY" on stderr for each entry, control characters escaped. */
-void promote_print_list(const char *verb, const char *what, const struct refusals *l);
 /* --max-output (c 'o') and --max-size (c 's'). 0, or -1 after a message. */
 int promote_parse_limits(const char *verb, int c, const char *arg, uint64_t *out, uint64_t *total);
 /* NAME exists and its VMM runs. 0, or -1 after a message. */

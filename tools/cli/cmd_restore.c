@@ -5,16 +5,9 @@
  * snapshot (state checksum, memory size, every file's checksum) before it
  * creates anything.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "common/cli_util.h"
-#include "snapshots/snapshot_dir.h"
 #include "tools/cli/cmd_snapshot.h"
 #include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
@@ -63,56 +56,23 @@ int fork_parse(int argc, char **argv, struct verb_args *a)
 int cmd_snapshot(int argc, char **argv)
 {
 	struct verb_args a;
-	char dir[PATH_MAX];
-	bool made;
 	int rc = snapshot_parse(argc, argv, &a);
 
 	if (rc)
 		return verb_parse_exit(rc, snapshot_usage);
-	if (!verb_sandbox_ok("snapshot", a.pos[0]))
+	if (!verb_sandbox_ok("snapshot", a.pos[0]) || sb_snapshot_to(a.pos[0], a.pos[1]))
 		return MVM_EXIT_ERROR;
-	made = mkdir(a.pos[1], 0700) == 0;
-	if (!made && errno != EEXIST) {
-		cli_err("snapshot", "%s: %s", a.pos[1], strerror(errno));
-		return MVM_EXIT_ERROR;
-	}
-	if (!realpath(a.pos[1], dir) || rmdir(dir) || mkdir(dir, 0700)) {
-		/* rmdir + mkdir: only an empty directory is taken. */
-		cli_err("snapshot", "%s must be a new or empty directory", a.pos[1]);
-		return MVM_EXIT_ERROR;
-	}
-	if (sb_snapshot_into("snapshot", a.pos[0], dir)) {
-		sb_rm_tree(dir);
-		return MVM_EXIT_ERROR;
-	}
 	return 0;
 }
 
 int cmd_restore(int argc, char **argv)
 {
-	char snapdir[PATH_MAX], sdir[PATH_MAX];
-	struct snap_dir_info in;
 	struct verb_args a;
-	char err[512];
 	int ret = restore_parse(argc, argv, &a);
 
 	if (ret)
 		return verb_parse_exit(ret, restore_usage);
-	if (!realpath(a.pos[0], snapdir)) {
-		cli_err("restore", "%s: %s", a.pos[0], strerror(errno));
-		return MVM_EXIT_ERROR;
-	}
-	/* Verify before anything exists under the new name. */
-	if (snap_verify_dir(snapdir, &in, err, sizeof(err))) {
-		cli_err("restore", "%s: %s", a.pos[0], err);
-		return MVM_EXIT_ERROR;
-	}
-	if (sb_new_state_dir("restore", a.pos[1], sdir, sizeof(sdir)))
-		return MVM_EXIT_ERROR;
-	ret = sb_restore_into("restore", snapdir, a.pos[1], sdir);
-	if (ret < 0)
-		sb_rm_tree(sdir);
-	if (ret)
+	if (sb_restore_new(a.pos[0], a.pos[1]))
 		return MVM_EXIT_ERROR;
 	printf("%s\n", a.pos[1]);
 	return 0;
@@ -120,25 +80,12 @@ int cmd_restore(int argc, char **argv)
 
 int cmd_fork(int argc, char **argv)
 {
-	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
 	struct verb_args a;
 	int ret = fork_parse(argc, argv, &a);
 
 	if (ret)
 		return verb_parse_exit(ret, fork_usage);
-	if (!verb_sandbox_ok("fork", a.pos[0]) ||
-	    sb_new_state_dir("fork", a.pos[1], sdir, sizeof(sdir)))
-		return MVM_EXIT_ERROR;
-	/* The snapshot lives in the fork's own state dir: rm removes both. */
-	snprintf(snapdir, sizeof(snapdir), "%s/origin", sdir);
-	if (mkdir(snapdir, 0700) || sb_snapshot_into("fork", a.pos[0], snapdir)) {
-		sb_rm_tree(sdir);
-		return MVM_EXIT_ERROR;
-	}
-	ret = sb_restore_into("fork", snapdir, a.pos[1], sdir);
-	if (ret < 0)
-		sb_rm_tree(sdir);
-	if (ret)
+	if (!verb_sandbox_ok("fork", a.pos[0]) || sb_fork(a.pos[0], a.pos[1]))
 		return MVM_EXIT_ERROR;
 	printf("%s\n", a.pos[1]);
 	return 0;

@@ -9,21 +9,7 @@
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_promote.h"
-#include "tools/sandbox/path_sanitize.h"
 #include "tools/sandbox/sandbox.h"
-
-void promote_print_list(const char *verb, const char *what, const struct refusals *l)
-{
-	char p[1024], why[512];
-
-	for (size_t i = 0; i < l->n; i++) {
-		ps_escape(l->r[i].path, p, sizeof(p));
-		ps_escape(l->r[i].why, why, sizeof(why));
-		fprintf(stderr, "mvm %s: %s %s: %s\n", verb, what, p[0] ? p : ".", why);
-	}
-	if (l->dropped)
-		fprintf(stderr, "mvm %s: and %zu more\n", verb, l->dropped);
-}
 
 int promote_parse_limits(const char *verb, int c, const char *arg, uint64_t *out, uint64_t *total)
 {

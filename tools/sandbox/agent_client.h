@@ -28,5 +28,13 @@ struct exec_io {
  */
 int agent_exec_run(int conn, const struct ap_exec *e, const struct exec_io *io,
 		   struct ap_exit *x, char *err, size_t errlen);
+/*
+ * `mvm exec`: connect to NAME's agent and agent_exec_run(); with io->tty,
+ * @e starts with the terminal's window size (stdin's). 0 with @x filled,
+ * or -errno with @err set ("cannot reach the agent of NAME: ..." if the
+ * connection failed).
+ */
+int agent_exec_named(const char *name, struct ap_exec *e, const struct exec_io *io,
+		     struct ap_exit *x, char *err, size_t errlen);
 
 #endif

@@ -331,3 +331,22 @@ out:
 	free(c.tx);
 	return c.ret;
 }
+
+int agent_exec_named(const char *name, struct ap_exec *e, const struct exec_io *io,
+		     struct ap_exit *x, char *err, size_t errlen)
+{
+	int fd = agent_connect(name, 10000), ret;
+	struct winsize ws;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot reach the agent of %s: %s", name, strerror(-fd));
+		return fd;
+	}
+	if (io->tty && !ioctl(STDIN_FILENO, TIOCGWINSZ, &ws)) {
+		e->rows = ws.ws_row;
+		e->cols = ws.ws_col;
+	}
+	ret = agent_exec_run(fd, e, io, x, err, errlen);
+	close(fd);
+	return ret;
+}

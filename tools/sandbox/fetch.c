@@ -57,6 +57,19 @@ void refusals_free(struct refusals *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void refusals_print(const char *verb, const char *what, const struct refusals *l)
+{
+	char p[1024], why[512];
+
+	for (size_t i = 0; i < l->n; i++) {
+		ps_escape(l->r[i].path, p, sizeof(p));
+		ps_escape(l->r[i].why, why, sizeof(why));
+		fprintf(stderr, "mvm %s: %s %s: %s\n", verb, what, p[0] ? p : ".", why);
+	}
+	if (l->dropped)
+		fprintf(stderr, "mvm %s: and %zu more\n", verb, l->dropped);
+}
+
 struct fetch {
 	struct fetch_opts *o;
 	char refused_dir[AP_PATH_MAX];	/* the last directory refused: its subtree goes quietly */

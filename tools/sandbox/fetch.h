@@ -33,6 +33,9 @@ struct refusals {
 /* List @path and @why (cut to REFUSAL_WHY_MAX); past the count or byte cap, only counted. */
 void refusals_add(struct refusals *l, const char *path, const char *why);
 void refusals_free(struct refusals *l);
+/* "mvm VERB: WHAT PATH: WHY" on stderr for each entry, control characters
+ * escaped, then "and N more" for those only counted. */
+void refusals_print(const char *verb, const char *what, const struct refusals *l);
 
 struct fetch_opts {
 	uint64_t max_file;		/* per file: larger files are left out (the agent does not send them) */

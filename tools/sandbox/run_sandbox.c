@@ -26,6 +26,7 @@
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 #include "tools/sandbox/sandbox_vmm.h"
 #include "tools/sandbox/template.h"
@@ -39,8 +40,6 @@ struct run_report {
 
 struct run_sb {
 	char name[32], dir[PATH_MAX];
-	char data_disk[PATH_MAX + 16], mount[32];
-	char *agent_argv[4];
 	pid_t vmm;
 	bool reaped;
 	double t0;
@@ -95,9 +94,15 @@ static bool interrupted(void)
 	       (sigismember(&p, SIGINT) || sigismember(&p, SIGTERM) || sigismember(&p, SIGHUP));
 }
 
-/* The child, from a template: the VM built from config.json like `mvm vmm`'s. */
-static void serve_template(struct run_opts *o, struct run_sb *s, struct rotlog *log,
-			   struct run_report *rep)
+/*
+ * The child's VM, built from config.json like `mvm vmm`'s (make_state or
+ * the template wrote it); only this run's output goes elsewhere: --console,
+ * and --events (or, without it, a summary of denials on stderr) on the
+ * cold path. A template's sandbox keeps create's events.jsonl, and its
+ * disk checkpoints as a created sandbox's does; a cold run's disks are the
+ * user's files, never checkpointed.
+ */
+static void serve(struct run_opts *o, struct run_sb *s, struct rotlog *log, struct run_report *rep)
 {
 	struct sb_vm_bufs *bufs = calloc(1, sizeof(*bufs));
 	struct vm_config vc;
@@ -109,9 +114,12 @@ static void serve_template(struct run_opts *o, struct run_sb *s, struct rotlog *
 		ret = sb_vm_config(&c, bufs, &vc, rep->res.message, sizeof(rep->res.message));
 		if (!ret) {
 			vc.log = log;
-			vc.console_fd = o->cfg.console_fd;	/* --console */
+			vc.console_fd = o->cfg.console_fd;
 			base = (struct vm_disk){ .path = c.disk, .format = c.disk_format };
-			sb_vmm_serve(s->name, &vc, &base, c.cpu_quota, &rep->res, &rep->guest_kib);
+			if (!o->template_name)
+				vc.net.events_path = o->cfg.net.events_path;
+			sb_vmm_serve(s->name, &vc, o->template_name ? &base : NULL, c.cpu_quota, &rep->res,
+				     &rep->guest_kib);
 		}
 		sb_config_free(&c);
 	}
@@ -155,21 +163,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 			 strerror(-ret));
 		goto report;
 	}
-	if (o->template_name) {
-		serve_template(o, s, &log, &rep);
-		goto report;
-	}
-	o->cfg.argv = s->agent_argv;
-	o->cfg.env = NULL;		/* the command's environment goes with the exec */
-	o->cfg.workdir = NULL;
-	/* console.log, capped; --console (console_fd, our stderr) bypasses it. */
-	o->cfg.stdout_fd = o->cfg.stderr_fd = -1;
-	o->cfg.log = &log;
-	o->cfg.vsock_path = "vsock.sock";
-	o->cfg.vsock_cid = 3;
-	o->cfg.net.runtime_rules = true;
-	sb_vmm_serve(s->name, &o->cfg, NULL, 0, &rep.res, &rep.guest_kib);
-	rep.peak_rss_kib = run_peak_rss_kib();
+	serve(o, s, &log, &rep);
 report:
 	unlink("pid");
 	(void)!write(report_fd, &rep, sizeof(rep));
@@ -190,7 +184,37 @@ static int make_state_from_template(struct run_opts *o, struct run_sb *s)
 	return 0;
 }
 
-/* The state directory as `mvm create` would leave it, for ls/exec/net/logs. */
+/* The options' disks (--rootfs first, then --disk in order; --image's overlay
+ * is the sandbox's own disk), then --disk-size's empty /data disk. */
+static int run_disks(struct run_opts *o, struct run_sb *s, struct sb_config *c)
+{
+	char err[PATH_MAX + 128], p[PATH_MAX + 16];
+
+	for (int i = o->image ? 1 : 0; i < o->cfg.nr_disks; i++) {
+		struct vm_disk *d = &o->cfg.disks[i];
+
+		c->disks[c->ndisks++] = (struct sb_disk){ .path = (char *)d->path, .read_only = d->read_only };
+		snprintf(c->disks[c->ndisks - 1].format, sizeof(c->disks[0].format), "%s",
+			 d->format ? d->format : "");
+	}
+	if (!o->disk_size)
+		return 0;
+	if (o->cfg.nr_disks == VM_MAX_DISKS || o->cfg.nr_disks >= 26) {
+		cli_err("run", "too many disks for --disk-size");
+		return -1;
+	}
+	snprintf(p, sizeof(p), "%s/data.img", s->dir);
+	if (sb_disk_create(p, o->disk_size, err, sizeof(err))) {
+		cli_err("run", "%s", err);
+		return -1;
+	}
+	c->disks[c->ndisks++] = (struct sb_disk){ .path = "data.img", .data = true };
+	return 0;
+}
+
+/* The state directory as `mvm create` leaves it, and more: config.json holds
+ * this run's whole machine (sb_vm_config() builds the VM from it), and
+ * policy.json its network rules. */
 static int make_state(struct run_opts *o, struct run_sb *s)
 {
 	struct sb_config c = { .cpus = o->cfg.cpus, .mem = o->cfg.mem_size, .cid = 3 };
@@ -218,9 +242,14 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 		return make_state_from_template(o, s);
 	snprintf(c.name, sizeof(c.name), "%s", s->name);
 	snprintf(c.kernel, sizeof(c.kernel), "%s", o->cfg.kernel_path);
+	snprintf(c.initrd, sizeof(c.initrd), "%s", o->cfg.initrd_path ? o->cfg.initrd_path : "");
+	c.cmdline = (char *)o->cfg.extra_cmdline;
 	snprintf(c.disk_format, sizeof(c.disk_format), "raw");
 	c.created = (double)time(NULL);
 	c.net_off = !o->cfg.net.enabled;
+	snprintf(c.dns_server, sizeof(c.dns_server), "%s", o->cfg.net.dns_server ? o->cfg.net.dns_server : "");
+	for (int i = 0; i < o->cfg.net.nr_publish && i < SB_MAX_PUBLISH; i++)
+		c.publish[c.npublish++] = (char *)o->cfg.net.publish[i];
 	if (o->image) {
 		if (run_attach_image(o, s->dir))
 			return -1;
@@ -228,35 +257,18 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 		snprintf(c.disk, sizeof(c.disk), "root.qcow2");
 		snprintf(c.disk_format, sizeof(c.disk_format), "qcow2");
 	}
-	s->agent_argv[0] = "mvm-agent";
-	if (o->disk_size) {
-		/* /data, as create gives it, after the disks the user numbered. */
-		struct vm_disk *d = &o->cfg.disks[o->cfg.nr_disks];
-
-		if (o->cfg.nr_disks == VM_MAX_DISKS || o->cfg.nr_disks >= 26) {
-			cli_err("run", "too many disks for --disk-size");
-			return -1;
-		}
-		snprintf(s->data_disk, sizeof(s->data_disk), "%s/data.img", s->dir);
-		if (sb_disk_create(s->data_disk, o->disk_size, err, sizeof(err))) {
-			cli_err("run", "%s", err);
-			return -1;
-		}
-		memset(d, 0, sizeof(*d));
-		d->path = s->data_disk;
-		snprintf(s->mount, sizeof(s->mount), "/dev/vd%c:/data", 'a' + o->cfg.nr_disks);
-		o->cfg.nr_disks++;
-		s->agent_argv[1] = "--mount";
-		s->agent_argv[2] = s->mount;
-		if (!o->image)
-			snprintf(c.disk, sizeof(c.disk), "data.img");
-	}
+	if (run_disks(o, s, &c))
+		return -1;
 	c.root_on_disk = o->cfg.root_on_disk;
 	for (int i = 0; i < o->nenv; i++)
 		c.env[c.nenv++] = o->env[i];
 	ret = sb_config_save(&c);
 	if (ret) {
 		cli_err("run", "cannot write %s/config.json: %s", s->dir, strerror(-ret));
+		return -1;
+	}
+	if (!c.net_off && sb_policy_create(s->name, &o->cfg.net, err, sizeof(err))) {
+		cli_err("run", "%s", err);
 		return -1;
 	}
 	sb_event(s->name, "created");

@@ -17,6 +17,15 @@ struct cJSON;
 #define SB_NAME_MAX 63
 #define SB_MAX_ENV  256
 #define SB_MAX_PUBLISH 16
+#define SB_MAX_DISKS 8
+
+/* A disk beyond the sandbox's own (`mvm run --disk/--rootfs/--disk-size`). */
+struct sb_disk {
+	char *path;			/* absolute, or a file name in the state dir */
+	char format[8];			/* "raw" or "qcow2"; "" = raw */
+	bool read_only;
+	bool data;			/* the agent mounts it at /data */
+};
 
 struct sb_config {
 	char name[SB_NAME_MAX + 1];
@@ -38,6 +47,11 @@ struct sb_config {
 	char dns_server[128];		/* "" = the host's resolver */
 	int npublish;
 	char *publish[SB_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
+	/* `mvm run`'s machine beyond create's (absent from create's config.json). */
+	char initrd[PATH_MAX];		/* "" = make guest's */
+	char *cmdline;			/* extra kernel arguments; NULL = none */
+	int ndisks;
+	struct sb_disk disks[SB_MAX_DISKS];	/* after @disk (if any), in vdX order */
 };
 
 /* The state root; 0 or -ENAMETOOLONG. */

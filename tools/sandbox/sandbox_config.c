@@ -12,6 +12,31 @@
 
 #define CONFIG_MAX (1 << 20)
 
+/* `mvm run`'s fields: written only when set, so create's config.json is as before. */
+static int save_run_fields(cJSON *j, const struct sb_config *c)
+{
+	cJSON *disks, *d;
+
+	if (c->initrd[0])
+		cJSON_AddStringToObject(j, "initrd", c->initrd);
+	if (c->cmdline)
+		cJSON_AddStringToObject(j, "cmdline", c->cmdline);
+	if (!c->ndisks)
+		return 0;
+	disks = cJSON_AddArrayToObject(j, "disks");
+	for (int i = 0; disks && i < c->ndisks; i++) {
+		d = cJSON_CreateObject();
+		if (!d)
+			return -ENOMEM;
+		cJSON_AddItemToArray(disks, d);
+		cJSON_AddStringToObject(d, "path", c->disks[i].path);
+		cJSON_AddStringToObject(d, "format", c->disks[i].format[0] ? c->disks[i].format : "raw");
+		cJSON_AddBoolToObject(d, "read_only", c->disks[i].read_only);
+		cJSON_AddBoolToObject(d, "data", c->disks[i].data);
+	}
+	return disks ? 0 : -ENOMEM;
+}
+
 int sb_config_save(const struct sb_config *c)
 {
 	char p[PATH_MAX];
@@ -47,6 +72,8 @@ int sb_config_save(const struct sb_config *c)
 		cJSON_AddItemToArray(pub, cJSON_CreateString(c->publish[i]));
 	cJSON_AddItemToObject(j, "publish", pub);
 	pub = NULL;
+	if (save_run_fields(j, c))
+		goto out;
 	text = cJSON_Print(j);
 	if (!text)
 		goto out;
@@ -75,6 +102,35 @@ static double get_num(const cJSON *j, const char *key)
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
 
 	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static bool format_ok(const char *f)
+{
+	return !strcmp(f, "raw") || !strcmp(f, "qcow2");
+}
+
+/* The fields save_run_fields() writes. 0, or -EINVAL for a malformed disk. */
+static int load_run_fields(const cJSON *j, struct sb_config *c)
+{
+	const cJSON *cl = cJSON_GetObjectItemCaseSensitive(j, "cmdline"), *e;
+
+	get_str(j, "initrd", c->initrd, sizeof(c->initrd));
+	if (cJSON_IsString(cl) && !(c->cmdline = strdup(cl->valuestring)))
+		return -ENOMEM;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "disks")) {
+		struct sb_disk *d = &c->disks[c->ndisks];
+		const cJSON *p = cJSON_GetObjectItemCaseSensitive(e, "path");
+
+		if (c->ndisks == SB_MAX_DISKS || !cJSON_IsString(p) || !p->valuestring[0])
+			return -EINVAL;
+		get_str(e, "format", d->format, sizeof(d->format));
+		if (!format_ok(d->format) || !(d->path = strdup(p->valuestring)))
+			return -EINVAL;
+		d->read_only = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "read_only"));
+		d->data = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "data"));
+		c->ndisks++;
+	}
+	return 0;
 }
 
 int sb_config_load(const char *name, struct sb_config *c)
@@ -120,11 +176,16 @@ int sb_config_load(const char *name, struct sb_config *c)
 		if (c->nenv < SB_MAX_ENV && cJSON_IsString(e))
 			c->env[c->nenv++] = strdup(e->valuestring);
 	}
+	ret = load_run_fields(j, c);
 	cJSON_Delete(j);
+	if (ret) {
+		sb_config_free(c);
+		return ret;
+	}
 	/* The disk name must stay a plain file name in the state directory
 	 * ("": none, `mvm run` without a data disk). */
 	if (strchr(c->disk, '/') || c->cpus < 1 ||
-	    (strcmp(c->disk_format, "raw") && strcmp(c->disk_format, "qcow2")) ||
+	    !format_ok(c->disk_format) ||
 	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/'))
 		return -EINVAL;
 	return 0;
@@ -138,4 +199,9 @@ void sb_config_free(struct sb_config *c)
 	for (int i = 0; i < c->npublish; i++)
 		free(c->publish[i]);
 	c->npublish = 0;
+	for (int i = 0; i < c->ndisks; i++)
+		free(c->disks[i].path);
+	c->ndisks = 0;
+	free(c->cmdline);
+	c->cmdline = NULL;
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,4 +235,67 @@ int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
 		return -EEXIST;
 	}
 	return 0;
+}
+
+int sb_snapshot_to(const char *name, const char *path)
+{
+	char dir[PATH_MAX];
+	bool made = mkdir(path, 0700) == 0;
+
+	if (!made && errno != EEXIST) {
+		cli_err("snapshot", "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!realpath(path, dir) || rmdir(dir) || mkdir(dir, 0700)) {
+		/* rmdir + mkdir: only an empty directory is taken. */
+		cli_err("snapshot", "%s must be a new or empty directory", path);
+		return -1;
+	}
+	if (sb_snapshot_into("snapshot", name, dir)) {
+		sb_rm_tree(dir);
+		return -1;
+	}
+	return 0;
+}
+
+int sb_restore_new(const char *path, const char *name)
+{
+	char snapdir[PATH_MAX], sdir[PATH_MAX], err[512];
+	struct snap_dir_info in;
+	int ret;
+
+	if (!realpath(path, snapdir)) {
+		cli_err("restore", "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Verify before anything exists under the new name. */
+	if (snap_verify_dir(snapdir, &in, err, sizeof(err))) {
+		cli_err("restore", "%s: %s", path, err);
+		return -1;
+	}
+	if (sb_new_state_dir("restore", name, sdir, sizeof(sdir)))
+		return -1;
+	ret = sb_restore_into("restore", snapdir, name, sdir);
+	if (ret < 0)
+		sb_rm_tree(sdir);
+	return ret;
+}
+
+int sb_fork(const char *name, const char *newname)
+{
+	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
+	int ret;
+
+	if (sb_new_state_dir("fork", newname, sdir, sizeof(sdir)))
+		return -1;
+	/* The snapshot lives in the fork's own state dir: rm removes both. */
+	snprintf(snapdir, sizeof(snapdir), "%s/origin", sdir);
+	if (mkdir(snapdir, 0700) || sb_snapshot_into("fork", name, snapdir)) {
+		sb_rm_tree(sdir);
+		return -1;
+	}
+	ret = sb_restore_into("fork", snapdir, newname, sdir);
+	if (ret < 0)
+		sb_rm_tree(sdir);
+	return ret;
 }

@@ -21,4 +21,14 @@ int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap);
  * stopped, for `mvm logs`). */
 int sb_restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir);
 
+/* `mvm snapshot`: NAME's snapshot into @path (made, or existing and empty);
+ * nothing is left in it on failure. 0, or -1 after a message. */
+int sb_snapshot_to(const char *name, const char *path);
+/* `mvm restore`: verify the snapshot at @path, then make and start NAME from
+ * it. 0; -1 after a message, nothing created; 1 as sb_restore_into. */
+int sb_restore_new(const char *path, const char *name);
+/* `mvm fork`: snapshot NAME into NEWNAME's state directory and start
+ * NEWNAME from it. 0; -1 after a message, nothing created; 1 as sb_restore_into. */
+int sb_fork(const char *name, const char *newname);
+
 #endif

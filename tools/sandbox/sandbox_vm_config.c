@@ -13,31 +13,76 @@
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 
-static char *const agent_data_argv[] = { "mvm-agent", "--mount", "/dev/vda:/data", NULL };
-static char *const agent_root_argv[] = { "mvm-agent", NULL };
-
-int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,
-		 char *err, size_t errlen)
+/* Boot files: config.json's, else make guest's. */
+static int boot_files(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,
+		      char *err, size_t errlen)
 {
-	char *kernel = b->kernel, *initrd = b->initrd, *base_dir = b->base_dir;
 	const char *dir = cli_guest_dir();
 
-	memset(vc, 0, sizeof(*vc));
 	if (c->kernel[0])
-		snprintf(kernel, PATH_MAX, "%s", c->kernel);
+		snprintf(b->kernel, PATH_MAX, "%s", c->kernel);
 	else if (dir)
-		snprintf(kernel, PATH_MAX, "%s/vmlinux", dir);
+		snprintf(b->kernel, PATH_MAX, "%s/vmlinux", dir);
 	else {
 		snprintf(err, errlen, "no guest kernel (run 'make guest' or pass --kernel to create)");
 		return -ENOENT;
 	}
-	if (!dir) {
+	if (c->initrd[0])
+		snprintf(b->initrd, PATH_MAX, "%s", c->initrd);
+	else if (dir)
+		snprintf(b->initrd, PATH_MAX, "%s/initramfs.cpio", dir);
+	else {
 		snprintf(err, errlen, "no guest initramfs (run 'make guest')");
 		return -ENOENT;
 	}
-	snprintf(initrd, PATH_MAX, "%s/initramfs.cpio", dir);
-	vc->kernel_path = kernel;
-	vc->initrd_path = initrd;
+	vc->kernel_path = b->kernel;
+	vc->initrd_path = b->initrd;
+	vc->extra_cmdline = c->cmdline;
+	return 0;
+}
+
+/* `mvm run`'s disks after the sandbox's own; the one marked data is /data. */
+static int more_disks(const struct sb_config *c, struct vm_config *vc, int *data)
+{
+	for (int i = 0; i < c->ndisks; i++) {
+		struct vm_disk *d = &vc->disks[vc->nr_disks];
+
+		if (vc->nr_disks == VM_MAX_DISKS)
+			return -E2BIG;
+		d->path = c->disks[i].path;
+		d->format = c->disks[i].format[0] ? c->disks[i].format : NULL;
+		d->read_only = c->disks[i].read_only;
+		if (c->disks[i].data)
+			*data = vc->nr_disks;
+		vc->nr_disks++;
+	}
+	return 0;
+}
+
+/* The agent is the guest's command; it mounts the data disk (vdX) at /data. */
+static void agent_argv(struct sb_vm_bufs *b, struct vm_config *vc, int data)
+{
+	b->argv[0] = "mvm-agent";
+	b->argv[1] = NULL;
+	if (data >= 0) {
+		snprintf(b->mount, sizeof(b->mount), "/dev/vd%c:/data", 'a' + data);
+		b->argv[1] = "--mount";
+		b->argv[2] = b->mount;
+		b->argv[3] = NULL;
+	}
+	vc->argv = b->argv;
+}
+
+int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,
+		 char *err, size_t errlen)
+{
+	char *base_dir = b->base_dir;
+	int ret, data = -1;
+
+	memset(vc, 0, sizeof(*vc));
+	ret = boot_files(c, b, vc, err, errlen);
+	if (ret)
+		return ret;
 	if (c->disk[0]) {
 		vc->disks[0].path = c->disk;
 		vc->disks[0].format = c->disk_format;
@@ -60,11 +105,17 @@ int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_conf
 		vc->disks[0].backing_root = ".";
 		vc->disks[0].backing_format = NULL;
 	}
+	if (c->disk[0] && !c->root_on_disk)
+		data = 0;
+	if (more_disks(c, vc, &data)) {
+		snprintf(err, errlen, "more than %d disks", VM_MAX_DISKS);
+		return -E2BIG;
+	}
 	vc->root_on_disk = c->root_on_disk;
 	vc->cpus = c->cpus;
 	vc->mem_size = c->mem;
 	/* The sandbox's environment is applied per exec, never to the agent. */
-	vc->argv = c->root_on_disk || !c->disk[0] ? agent_root_argv : agent_data_argv;
+	agent_argv(b, vc, data);
 	vc->env = NULL;
 	vc->console_fd = vc->stdout_fd = vc->stderr_fd = -1;	/* the caller's vc->log */
 	vc->want_rng = true;

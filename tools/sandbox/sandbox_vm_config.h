@@ -15,13 +15,16 @@ struct sb_vm_bufs {
 	char kernel[PATH_MAX], initrd[PATH_MAX], base_dir[PATH_MAX];
 	char top_file[DISK_LAYER_NAME], top_fmt[8];
 	char restore_dir[PATH_MAX], restore_mem[PATH_MAX + 8];
+	char mount[32], *argv[4];
 };
 
 /*
- * In the state directory (the cwd): @vc from @c: kernel and initramfs, the
- * disk (its checkpoint layers if any), CPUs, RAM, the agent as the guest's
- * command, vsock, network with policy.json and events.jsonl, a pending
- * restore. Output fds are -1 (the caller sets vc->log or its fds).
+ * In the state directory (the cwd): @vc from @c: kernel, initramfs and extra
+ * command line, the disk (its checkpoint layers if any) and `mvm run`'s
+ * further disks, CPUs, RAM, the agent as the guest's command (mounting the
+ * data disk), vsock, network with policy.json and events.jsonl, a pending
+ * restore. Output fds are -1 (the caller sets vc->log or its fds). The one
+ * builder of a sandbox's VM: `mvm vmm` and both paths of `mvm run` use it.
  * 0, or -errno with a message in @err.
  */
 int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,

@@ -1,0 +1,111 @@
+/* Building a root image into the store with its builder script (image_build.h). */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/cli_util.h"
+#include "common/fs_util.h"
+#include "common/mono_time.h"
+#include "images/image_build.h"
+#include "images/image_store.h"
+
+/* images/build-NAME.sh beside the binary's checkout (build/mvm -> images/),
+ * or under $MVM_IMAGE_BUILDERS. */
+static int builder_path(const char *name, char *out, size_t cap)
+{
+	const char *env = getenv("MVM_IMAGE_BUILDERS");
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, cap, "%s/build-%s.sh", env, name);
+		return access(out, R_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
+		*slash = 0;
+		snprintf(out, cap, "%s/images/build-%s.sh", exe, name);
+		if (!access(out, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* The builder's exit status (128 + N for signal N), or -1 if it could not run. */
+static int run_builder(const char *script, const char *out, uint64_t size)
+{
+	const char *guest = cli_guest_dir();
+	char sz[32];
+	int st;
+	pid_t pid;
+
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		signal(SIGPIPE, SIG_DFL);
+		setenv("MVM_IMAGE_OUT", out, 1);
+		setenv("MVM_IMAGE_SIZE", sz, 1);
+		if (guest)
+			setenv("MVM_GUEST_DIR", guest, 1);
+		execl("/bin/sh", "sh", script, (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int image_build(struct image_build *b, char *err, size_t errlen)
+{
+	char script[PATH_MAX], *dir = NULL, *meta = NULL;
+	int ret, rc;
+	double t0;
+
+	err[0] = 0;
+	b->out = NULL;
+	if (builder_path(b->name, script, sizeof(script))) {
+		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian",
+			 b->name, b->name);
+		return -ENOENT;
+	}
+	ret = -ENOMEM;
+	dir = image_store_dir();
+	if (!dir || asprintf(&b->out, "%s/%s.ext4", dir, b->name) < 0 ||
+	    asprintf(&meta, "%s/%s.json", dir, b->name) < 0)
+		goto out;
+	/* NAME.json is written last: its presence marks a finished build. */
+	ret = 0;
+	b->reused = !b->force && !access(b->out, R_OK) && !access(meta, R_OK);
+	if (b->reused)
+		goto out;
+	if ((ret = mkdir_p(dir, 0755))) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-ret));
+		goto out;
+	}
+	t0 = mono_now_s();
+	rc = run_builder(script, b->out, b->size);
+	b->seconds = mono_now_s() - t0;
+	if (rc) {
+		snprintf(err, errlen, "%s failed (status %d)", b->name, rc);
+		ret = -EIO;
+	}
+out:
+	free(meta);
+	free(dir);
+	return ret;
+}
+
+void image_build_free(struct image_build *b)
+{
+	free(b->out);
+	b->out = NULL;
+}

@@ -1,0 +1,150 @@
+/* The VM of a sandbox from its config.json (sb_vm_config): create's
+ * sandboxes as before, and `mvm run`'s further disks, initrd and command
+ * line, which now go through config.json too. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_vm_config.h"
+
+static char root[64], dir[128];
+static struct sb_vm_bufs bufs;
+
+static void setup(void)
+{
+	snprintf(root, sizeof(root), "/tmp/mvm-vmconfig-test.XXXXXX");
+	cr_assert(mkdtemp(root));
+	setenv("MVM_STATE_DIR", root, 1);
+	setenv("MVM_GUEST_DIR", "/guest", 1);
+	snprintf(dir, sizeof(dir), "%s/box", root);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	cr_assert_eq(chdir(dir), 0);	/* sb_vm_config runs in the state directory */
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(sandbox_vm_config, .init = setup, .fini = teardown);
+
+/* Save @c as box's config.json, load it back and build the VM from it. */
+static void roundtrip(const struct sb_config *c, struct sb_config *back, struct vm_config *vc)
+{
+	char err[256] = "";
+
+	cr_assert_eq(sb_config_save(c), 0);
+	cr_assert_eq(sb_config_load("box", back), 0);
+	cr_assert_eq(sb_vm_config(back, &bufs, vc, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(sandbox_vm_config, create_data_disk_is_vda_at_data)
+{
+	struct sb_config c = { .name = "box", .disk = "data.img", .disk_format = "raw", .cpus = 2,
+			       .mem = 256 << 20, .cid = 5 }, back;
+	struct vm_config vc;
+
+	roundtrip(&c, &back, &vc);
+	cr_assert_str_eq(vc.kernel_path, "/guest/vmlinux");
+	cr_assert_str_eq(vc.initrd_path, "/guest/initramfs.cpio");
+	cr_assert_null(vc.extra_cmdline);
+	cr_assert_eq(vc.nr_disks, 1);
+	cr_assert_str_eq(vc.disks[0].path, "data.img");
+	cr_assert_str_eq(vc.argv[0], "mvm-agent");
+	cr_assert_str_eq(vc.argv[1], "--mount");
+	cr_assert_str_eq(vc.argv[2], "/dev/vda:/data");
+	cr_assert_null(vc.argv[3]);
+	cr_assert_eq(vc.cpus, 2);
+	cr_assert_eq(vc.vsock_cid, 5);
+	sb_config_free(&back);
+}
+
+Test(sandbox_vm_config, create_config_json_has_no_run_fields)
+{
+	struct sb_config c = { .name = "box", .disk = "data.img", .disk_format = "raw", .cpus = 1 };
+	char buf[4096] = "";
+	FILE *f;
+
+	cr_assert_eq(sb_config_save(&c), 0);
+	f = fopen("config.json", "r");
+	cr_assert(f);
+	cr_assert(fread(buf, 1, sizeof(buf) - 1, f) > 0);
+	fclose(f);
+	cr_assert_null(strstr(buf, "\"disks\""));
+	cr_assert_null(strstr(buf, "\"initrd\""));
+	cr_assert_null(strstr(buf, "\"cmdline\""));
+}
+
+Test(sandbox_vm_config, run_rootfs_disks_and_data_disk_in_order)
+{
+	struct sb_config c = { .name = "box", .disk_format = "raw", .kernel = "/k/bzImage",
+			       .initrd = "/k/initrd.cpio", .cmdline = "quiet loglevel=0",
+			       .root_on_disk = true, .cpus = 1, .cid = 3, .ndisks = 3 }, back;
+	struct vm_config vc;
+
+	c.disks[0] = (struct sb_disk){ .path = "/img/root.ext4", .format = "raw" };
+	c.disks[1] = (struct sb_disk){ .path = "/img/extra.qcow2", .format = "qcow2", .read_only = true };
+	c.disks[2] = (struct sb_disk){ .path = "data.img", .data = true };
+	roundtrip(&c, &back, &vc);
+	cr_assert_str_eq(vc.kernel_path, "/k/bzImage");
+	cr_assert_str_eq(vc.initrd_path, "/k/initrd.cpio");
+	cr_assert_str_eq(vc.extra_cmdline, "quiet loglevel=0");
+	cr_assert(vc.root_on_disk);
+	cr_assert_eq(vc.nr_disks, 3);
+	cr_assert_str_eq(vc.disks[0].path, "/img/root.ext4");
+	cr_assert_str_eq(vc.disks[1].path, "/img/extra.qcow2");
+	cr_assert_str_eq(vc.disks[1].format, "qcow2");
+	cr_assert(vc.disks[1].read_only);
+	cr_assert_not(vc.disks[0].read_only);
+	cr_assert_str_eq(vc.disks[2].path, "data.img");
+	cr_assert_str_eq(vc.argv[2], "/dev/vdc:/data");
+	sb_config_free(&back);
+}
+
+Test(sandbox_vm_config, run_image_overlay_then_data_disk)
+{
+	struct sb_config c = { .name = "box", .disk = "root.qcow2", .disk_format = "qcow2",
+			       .image = "/store/minimal.ext4", .root_on_disk = true, .cpus = 1,
+			       .ndisks = 1 }, back;
+	struct vm_config vc;
+
+	c.disks[0] = (struct sb_disk){ .path = "data.img", .data = true };
+	roundtrip(&c, &back, &vc);
+	cr_assert_eq(vc.nr_disks, 2);
+	cr_assert_str_eq(vc.disks[0].path, "root.qcow2");
+	cr_assert_str_eq(vc.disks[0].backing_root, "/store");
+	cr_assert_str_eq(vc.disks[1].format, "raw");	/* stated, as vm_devices wants */
+	cr_assert_str_eq(vc.argv[2], "/dev/vdb:/data");
+	sb_config_free(&back);
+}
+
+Test(sandbox_vm_config, run_root_image_without_data_disk_mounts_nothing)
+{
+	struct sb_config c = { .name = "box", .disk = "root.qcow2", .disk_format = "qcow2",
+			       .image = "/store/minimal.ext4", .root_on_disk = true, .cpus = 1 }, back;
+	struct vm_config vc;
+
+	roundtrip(&c, &back, &vc);
+	cr_assert_str_eq(vc.argv[0], "mvm-agent");
+	cr_assert_null(vc.argv[1]);
+	sb_config_free(&back);
+}
+
+Test(sandbox_vm_config, malformed_disk_entry_is_refused)
+{
+	struct sb_config back;
+	FILE *f = fopen("config.json", "w");
+
+	cr_assert(f);
+	fputs("{\"cpus\":1,\"disk_format\":\"raw\",\"disks\":[{\"path\":\"x\",\"format\":\"vmdk\"}]}", f);
+	fclose(f);
+	cr_assert_eq(sb_config_load("box", &back), -EINVAL);
+}

@@ -1,0 +1,19 @@
+/* A sandbox's logs as `mvm logs` and `mvm events` read them: each file after its rotated older part. */
+#ifndef MVM_SANDBOX_LOGS_H
+#define MVM_SANDBOX_LOGS_H
+
+#include <stdbool.h>
+
+/*
+ * Copy NAME's console.log.1 then console.log to @out_fd; with @follow, keep
+ * copying while the VMM runs, reopening console.log when the VMM rotates it.
+ * 0 (also when there is no log yet, or when @out_fd fails: a closed pipe
+ * ends the copy), or -errno for a bad NAME.
+ */
+int sb_logs_copy(const char *name, bool follow, int out_fd);
+
+/* Call @line for each line of NAME's events.jsonl.1 then events.jsonl
+ * (lines longer than 8 KiB come in pieces). 0, or -errno for a bad NAME. */
+int sb_events_each(const char *name, void (*line)(const char *text, void *ctx), void *ctx);
+
+#endif
