@@ -81,6 +81,7 @@ $(BUILD)/unit-tests: $(UNIT_OBJS) $(LIBMVM)
 
 # Also: every mvm command README.md shows is still accepted (tests/docs/).
 unit: $(BUILD)/unit-tests $(BUILD)/mvm
+	python3 tests/layers/check-layers.py --self-test
 	python3 tests/layers/check-layers.py
 	tests/docs/check-readme-commands.sh --self-test $(BUILD)/mvm README.md examples/worked-example/README.md
 	$(BUILD)/unit-tests --jobs 2

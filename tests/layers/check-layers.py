@@ -129,7 +129,28 @@ def check_cli_calls(root, errors):
             errors.append(f"cli: {rel} calls {name}() (runtime work belongs below tools/cli/)")
 
 
+def self_test():
+    """Rule 4 on a made-up tree: a call is found; comments, strings and
+    longer names that end in a system call's name are not."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as root:
+        os.makedirs(os.path.join(root, "tools/cli"))
+        with open(os.path.join(root, "tools/cli/cmd_x.c"), "w") as fh:
+            fh.write('/* open(x) */\nstatic const char u[] = "read(FILE)";\n'
+                     'static int f(void) { sb_mkdir(1); o->write(2); return fork(); }\n')
+        errors = []
+        check_cli_calls(root, errors)
+    want = ["cli: tools/cli/cmd_x.c calls fork() (runtime work belongs below tools/cli/)"]
+    if errors != want:
+        print(f"layers self-test: expected {want}, got {errors}")
+        return 1
+    print("layers self-test: ok")
+    return 0
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     errors = []
     check_includes(root, errors)
