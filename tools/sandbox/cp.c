@@ -103,7 +103,12 @@ int cp_put_at(const char *name, const char *src, const char *dst, char *where, s
 		ret = expect_ok(fd, msg, sizeof(msg), where, cap);
 	if (!ret) {
 		ret = tree_send(fd, src, &o);
-		if (ret) {
+		if (ret == -EAGAIN || ret == -EWOULDBLOCK) {
+			/* The send timeout: no verdict to wait for either. */
+			snprintf(msg, sizeof(msg), "the guest agent stopped reading for %d s",
+				 FETCH_IDLE_S);
+			ret = -ETIMEDOUT;
+		} else if (ret) {
 			/* Tell the agent why, then read its verdict (ERROR). */
 			ap_write_frame(fd, AP_ERROR, o.err, strlen(o.err));
 			snprintf(msg, sizeof(msg), "%s", o.err);
