@@ -42,10 +42,10 @@ o = json.load(open(sys.argv[1]))
 p = o["protections"]
 assert o["vmm_pid"] == int(sys.argv[2]), o
 assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
-assert p["helper_pid"] is None, p
+assert isinstance(p["helper_pid"], int), p  # the network helper (confine-nethelper.sh)
 # The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
 assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
-assert p["namespaces"] == ["user", "mount", "ipc"], p
+assert p["namespaces"] == ["user", "mount", "ipc", "net"], p
 if p["cgroup"] is not None:
     mx = open("/sys/fs/cgroup" + p["cgroup"] + "/memory.max").read().strip()
     # On tmpfs the disk's pages cannot be reclaimed: no cap there (sandbox_cgroup.c).

@@ -150,7 +150,8 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 
 	/* First the cgroup (the guest's RAM is charged as it is touched, from
 	 * now on), while the cgroup tree is still in sight. */
-	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, cg, sizeof(cg));
+	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, virtio_net_helper_pid(vm, NULL), cg,
+				 sizeof(cg));
 	if (cg_ret)
 		log_info("cgroup limits skipped: %s", cg);
 	ns = hide_others(name);
