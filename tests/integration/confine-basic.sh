@@ -108,17 +108,7 @@ no_seccomp_stop one
 # mvm run: its VMM is a child of the CLI; look while the command runs.
 "$MVM" run -- sh -c 'sleep 20' >"$T/run.out" 2>"$T/run.err" &
 runpid=$!
-deadline=$(( $(date +%s) + 120 ))
-vmm=""
-while [ "$(date +%s)" -lt "$deadline" ]; do
-	f="$MVM_STATE_DIR/run-$runpid/pid"
-	if [ -s "$f" ] && "$MVM" exec "run-$runpid" -- true >/dev/null 2>&1; then
-		vmm=$(cat "$f")
-		break
-	fi
-	sleep 0.5
-done
-[ -n "$vmm" ] || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
+vmm=$(run_vmm_pid "$runpid") || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
 confined "$vmm" "mvm run's VMM"
 wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
 echo "confine-basic: ok"

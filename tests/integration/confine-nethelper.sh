@@ -63,7 +63,7 @@ sb_create nh --memory ${MEM_MIB}M
 vmm=$(cat "$MVM_STATE_DIR/nh/pid")
 run_mvm inspect nh --json
 expect_eq "inspect: $(cat "$T/err")" 0 "$rc"
-helper=$(python3 - "$T/out" <<'PY') || fail "inspect --json: $(cat "$T/out")"
+python3 - "$T/out" >"$T/helper" <<'PY' || fail "inspect --json: $(cat "$T/out")"
 import json, sys
 p = json.load(open(sys.argv[1]))["protections"]
 h = p["helper"]
@@ -73,6 +73,7 @@ assert isinstance(h["landlock"], int) and h["landlock"] >= 1, h
 assert "net" in p["namespaces"], p
 print(h["pid"])
 PY
+helper=$(cat "$T/helper")
 check_pair "$vmm" "$helper" "sandbox"
 run_mvm inspect nh
 expect_match "inspect text" "helper pid: +$helper" "$(cat "$T/out")"
@@ -109,17 +110,7 @@ gone_within "$helper2" 10 || fail "the helper outlived its killed VMM"
 # mvm run: its VMM and that VMM's helper, while the command runs.
 "$MVM" run --memory ${MEM_MIB}M -- sh -c 'sleep 30' >"$T/run.out" 2>"$T/run.err" &
 runpid=$!
-deadline=$(( $(date +%s) + 120 ))
-vmm=""
-while [ "$(date +%s)" -lt "$deadline" ]; do
-	f="$MVM_STATE_DIR/run-$runpid/pid"
-	if [ -s "$f" ] && "$MVM" exec "run-$runpid" -- true >/dev/null 2>&1; then
-		vmm=$(cat "$f")
-		break
-	fi
-	sleep 0.5
-done
-[ -n "$vmm" ] || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
+vmm=$(run_vmm_pid "$runpid") || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
 rhelper=$(grep -l "^PPid:[[:space:]]*$vmm$" /proc/[0-9]*/status 2>/dev/null |
 	  xargs -r grep -l '^Name:[[:space:]]*mvm-net$' | head -1 | cut -d/ -f3)
 [ -n "$rhelper" ] || fail "mvm run's VMM has no network helper"
