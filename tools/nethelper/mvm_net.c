@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -31,6 +33,7 @@
 
 #define CHAN_FD 3
 #define MAX_PUBLISH 64
+#define STDERR_ROOM (1 << 20)	/* what it may add to console.log */
 
 static int parse_args(int argc, char **argv, pid_t *vmm, struct net_relay_cfg *cfg,
 		      const char **publish)
@@ -55,6 +58,23 @@ static int parse_args(int argc, char **argv, pid_t *vmm, struct net_relay_cfg *c
 	}
 	cfg->publish = publish;
 	return 0;
+}
+
+/* Its stderr is the VMM's: console.log for a sandbox, which the VMM keeps
+ * under MVM_LOG_MAX; the helper writes to it directly, so a compromised
+ * helper could grow it without end. RLIMIT_FSIZE bounds what it can add
+ * (a write beyond fails with EFBIG). */
+static void bound_stderr(void)
+{
+	struct stat st;
+	struct rlimit r;
+
+	if (fstat(2, &st) || !S_ISREG(st.st_mode))
+		return;
+	signal(SIGXFSZ, SIG_IGN);
+	r.rlim_cur = r.rlim_max = (rlim_t)st.st_size + STDERR_ROOM;
+	if (setrlimit(RLIMIT_FSIZE, &r))
+		log_warn("mvm-net: RLIMIT_FSIZE: %s", strerror(errno));
 }
 
 /* After set-up (slirp has read what it reads once: /dev/urandom for glib's
@@ -100,6 +120,7 @@ int main(int argc, char **argv)
 	ret = confine_hygiene(&keep, 1);
 	if (ret)
 		log_warn("mvm-net: process hygiene: %s", strerror(-ret));
+	bound_stderr();
 	ret = ev_init(&loop);
 	if (ret) {
 		snprintf(err, sizeof(err), "network helper: event loop: %s", strerror(-ret));
