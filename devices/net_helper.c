@@ -94,7 +94,8 @@ static int spawn(struct net_helper *h, const struct net_helper_cfg *cfg, int cfd
 	ret = -posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (ret)
-		snprintf(err, errlen, "network helper %s: %s", exe, strerror(-ret));
+		snprintf(err, errlen, "network helper %s: %s (%s belongs beside mvm: make install)",
+			 exe, strerror(-ret), NET_HELPER_EXE);
 	return ret;
 }
 
