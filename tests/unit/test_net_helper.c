@@ -22,7 +22,7 @@
 #include "vmm/event_loop.h"
 
 static struct {
-	int frames, arp_replies, dead;
+	int frames, arp_replies, dead, writable;
 } got;
 
 static void on_frame(void *opaque, const uint8_t *f, size_t len)
@@ -38,6 +38,7 @@ static void on_dns(void *opaque, uint32_t seq, int err, const uint8_t *m, size_t
 
 static void on_writable(void *opaque)
 {
+	got.writable++;
 }
 
 static void on_dead(void *opaque)
@@ -147,6 +148,17 @@ Test(net_helper, frames_go_through_the_confined_helper_and_its_death_is_seen)
 	cr_expect_geq(conn, 0, "the host saw the guest's connection");
 	if (conn >= 0)
 		close(conn);
+
+	/* A helper that does not keep up: the batch waits (nothing dropped),
+	 * the caller stops, and is told when it may go on. */
+	kill(pid, SIGSTOP);
+	for (int i = 0; i < 100000 && !net_helper_blocked(h); i++)
+		cr_assert_eq(net_helper_frame(h, f, arp_request(f)), 0);
+	cr_expect(net_helper_blocked(h), "a stopped helper fills the socket");
+	kill(pid, SIGCONT);
+	pump(&loop, &got.writable, 5000);
+	cr_expect_eq(got.writable, 1);
+	cr_expect(!net_helper_blocked(h));
 
 	kill(pid, SIGKILL);
 	pump(&loop, &got.dead, 5000);
