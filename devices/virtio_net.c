@@ -588,7 +588,6 @@ static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_
 		.host_loopback = n->loopback_on,
 		.publish = c->publish,
 		.nr_publish = c->nr_publish,
-		.dns_server = n->dns_addr.ss_family ? n->dns_name : NULL,
 	};
 	int ret = 0;
 
@@ -599,6 +598,8 @@ static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_
 	}
 	if (!ret)
 		ret = resolver_open(n, c->dns_server, err, errlen);
+	/* the upstream resolver_open found, for the helper's queries */
+	hc.dns_server = n->dns_addr.ss_family ? n->dns_name : NULL;
 	if (!ret)
 		ret = net_helper_start(&n->vm->loop, &hc, &cb, &n->helper, err, errlen);
 	return ret;
