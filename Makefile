@@ -7,9 +7,11 @@ WARN    := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototy
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -I. -MMD -MP -D_GNU_SOURCE
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# libslirp (and the glib it drags in) is dlopen()ed only by VMMs with a NIC
-# (devices/slirp_lib.c), so it is compiled against but never linked.
+# libslirp (and the glib it drags in) is linked only into the network helper
+# mvm-net (tools/nethelper/), never into mvm: the VMM holding /dev/kvm and
+# guest memory must not map them (docs/security.md).
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out slirp,$(PKGS)) 2>/dev/null)
+HELPER_LIBS = $(shell pkg-config --libs slirp libseccomp 2>/dev/null)
 LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
@@ -19,6 +21,7 @@ PRODUCT_DIRS := common vmm/confine vmm devices devices/netpolicy images snapshot
 LIB_SRCS  := $(sort $(filter-out tools/cli/mvm.c,$(foreach d,$(PRODUCT_DIRS),$(wildcard $(d)/*.c)))) \
              $(wildcard guest/agent/proto*.c guest/agent/tree*.c)
 TOOL_SRCS := tools/cli/mvm.c
+HELPER_SRCS := tools/nethelper/mvm_net.c
 UNIT_SRCS := $(sort $(wildcard tests/unit/*.c))
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/*.c))
 GUEST_INIT_SRCS := $(sort $(wildcard guest/init/*.c))
@@ -27,13 +30,14 @@ GUEST_WGET_SRCS := $(sort $(wildcard guest/wget/*.c))
 
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
+HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBMVM    := $(BUILD)/libmvm.a
 DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-guest-io bench-hash \
-        bench-create-copy demo clean format
+        bench-create-copy demo clean format install
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -52,8 +56,18 @@ $(LIBMVM): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/mvm: $(TOOL_OBJS) $(LIBMVM)
+# mvm starts its network helper from its own directory: one is never built
+# without the other.
+$(BUILD)/mvm: $(TOOL_OBJS) $(LIBMVM) | $(BUILD)/mvm-net
 	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/mvm-net: $(HELPER_OBJS) $(LIBMVM)
+	$(CC) $(LDFLAGS) -o $@ $(HELPER_OBJS) $(LIBMVM) $(HELPER_LIBS) $(LDLIBS)
+
+PREFIX ?= /usr/local
+install: $(BUILD)/mvm $(BUILD)/mvm-net
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BUILD)/mvm $(BUILD)/mvm-net $(DESTDIR)$(PREFIX)/bin/
 
 # Guest side: static binaries baked into the initramfs.
 $(BUILD)/guest/mvm-init: $(GUEST_INIT_SRCS) | $(DEPS_OK)

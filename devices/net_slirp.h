@@ -18,8 +18,7 @@
 #ifndef MVM_NET_SLIRP_H
 #define MVM_NET_SLIRP_H
 
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include "devices/net_publish.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,18 +33,6 @@ struct net_slirp_cb {
 	void (*unlock)(void *opaque);
 	void *opaque;
 };
-
-struct net_publish {
-	struct in_addr host_addr; /* default 127.0.0.1 */
-	uint16_t host_port, guest_port;
-};
-
-/* Parse "[HOST_IP:]HOST_PORT:GUEST_PORT" (TCP). 0 or -EINVAL (message in @err). */
-int net_publish_parse(const char *s, struct net_publish *out, char *err, size_t errlen);
-
-/* --dns-server: "ADDR", "ADDR:PORT" (IPv4), "[ADDR6]:PORT" or "ADDR6"; port 53
- * by default. 0 or -EINVAL. Pure, like net_publish_parse. */
-int net_dns_server_parse(const char *s, struct sockaddr_storage *ss, socklen_t *sl);
 
 /* Start slirp: 10.0.2.0/24, gateway .2, nameserver .3, guest .15; fec0::/64. */
 int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_slirp_cb *cb,

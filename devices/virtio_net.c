@@ -5,13 +5,18 @@
  * net_filter_inbound() on its way to the guest. One RX and one TX queue,
  * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1, no offloads.
  *
- * DNS for allowed names (NET_RESOLVE) is resolved by a small UDP resolver
- * of our own on the event loop: the question goes to --dns-server (or the
- * host's first /etc/resolv.conf nameserver), the raw answer goes back to
- * net_filter_dns_response(); no answer within DNS_TIMEOUT_MS is SERVFAIL.
- * Each query has its own socket (random source port) and a random id.
- * Nothing here blocks the loop. Frames for the guest wait in a bounded
- * ring when it has posted no RX buffers and are flushed on its RX kick.
+ * libslirp runs in the network helper process (devices/net_helper.h,
+ * mvm-net), never in the VMM: the frames the filter passed go there in
+ * batches, slirp's frames come back. When the helper cannot take more, TX
+ * waits in the guest's queue until it can.
+ *
+ * DNS for allowed names (NET_RESOLVE): the question goes to --dns-server (or
+ * the host's first /etc/resolv.conf nameserver) through the helper (which
+ * owns the host network: its own socket, random source port and id per
+ * query); the raw answer goes back to net_filter_dns_response() here; no
+ * answer within DNS_TIMEOUT_MS is SERVFAIL. Nothing here blocks the loop.
+ * Frames for the guest wait in a bounded ring when it has posted no RX
+ * buffers and are flushed on its RX kick.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -26,9 +31,9 @@
 #include <unistd.h>
 
 #include "common/mono_time.h"
-#include "devices/dns_upstream.h"
+#include "devices/net_helper.h"
+#include "devices/net_publish.h"
 #include "devices/netpolicy/net_filter.h"
-#include "devices/net_slirp.h"
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "common/log.h"
@@ -50,8 +55,7 @@ static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
 struct dns_slot {
 	bool used;
-	int fd;			/* this query's own socket: its own random source port */
-	uint16_t id;		/* upstream query id, random */
+	uint32_t seq;		/* the helper's answer names it */
 	uint64_t deadline;
 	struct net_dns_pending q;
 };
@@ -61,7 +65,7 @@ struct vnet {
 	struct vm *vm;
 	struct net_policy pol;
 	bool pol_ok;
-	struct net_slirp *slirp;
+	struct net_helper *helper;
 	bool loopback_on;	/* slirp may reach the host's 127.0.0.1 */
 	struct net_filter_result res;
 	struct vq_chain chain;
@@ -70,7 +74,7 @@ struct vnet {
 	uint8_t (*rx)[RX_SLOT_LEN];
 	uint16_t rx_len[RX_SLOTS];
 	unsigned rx_head, rx_count;
-	uint64_t rx_dropped;
+	uint64_t rx_dropped, tx_dropped;
 	bool rx_irq;		/* used RX buffers not yet signalled (one interrupt per round) */
 	/* events */
 	char *events;		/* events.jsonl path (common/events.h); NULL: none */
@@ -79,7 +83,7 @@ struct vnet {
 	char first_denied[NET_EVENT_JSON_MAX];
 	/* resolver */
 	int tick_fd;
-	int dns_ep;		/* private epoll set of the queries' sockets: one loop handler */
+	uint32_t dns_seq;
 	struct sockaddr_storage dns_addr; /* family 0: no upstream */
 	socklen_t dns_addrlen;
 	char dns_name[160];
@@ -150,7 +154,7 @@ static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 	n->rx_count++;
 }
 
-static void from_slirp(void *opaque, const uint8_t *frame, size_t len)
+static void from_helper(void *opaque, const uint8_t *frame, size_t len)
 {
 	struct vnet *n = opaque;
 
@@ -181,17 +185,19 @@ static void answer(struct vnet *n, enum net_verdict v)
 		rx_deliver(n, n->res.reply, n->res.reply_len);
 }
 
-static void dns_slot_end(struct dns_slot *s)
+static void dns_warn(struct vnet *n, const char *why)
 {
-	close(s->fd); /* leaves dns_ep with it */
-	s->fd = -1;
-	s->used = false;
+	if (!n->dns_warned) {
+		n->dns_warned = true;
+		log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve",
+			 n->dns_name[0] ? n->dns_name : "(none)", why);
+	}
 }
 
 static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 {
 	struct dns_slot *s = NULL;
-	int fd = -ENOENT;
+	int ret = -ENOENT;
 
 	/* Only addresses are looked up; other types of allowed names get an
 	 * empty NOERROR answer (docs/network-policy.md). */
@@ -203,57 +209,38 @@ static void dns_start(struct vnet *n, const struct net_dns_pending *pq)
 		if (!n->dns[i].used)
 			s = &n->dns[i];
 	if (s && n->dns_addr.ss_family)
-		fd = dns_upstream_send((struct sockaddr *)&n->dns_addr, n->dns_addrlen, pq->q.name,
-				       pq->q.qtype, &s->id);
-	if (fd >= 0 &&
-	    epoll_ctl(n->dns_ep, EPOLL_CTL_ADD, fd, &(struct epoll_event){EPOLLIN, {.ptr = s}})) {
-		close(fd);
-		fd = -ENOMEM;
-	}
-	if (fd < 0) {
-		if (s && !n->dns_warned) {
-			n->dns_warned = true;
-			log_warn("virtio-net: DNS server %s: %s: allowed names will not resolve",
-				 n->dns_name[0] ? n->dns_name : "(none)",
-				 n->dns_addr.ss_family ? strerror(-fd)
-						       : "no nameserver in /etc/resolv.conf");
-		}
+		ret = net_helper_dns(n->helper, ++n->dns_seq, pq->q.qtype, pq->q.name);
+	if (ret) {
+		if (s)
+			dns_warn(n, n->dns_addr.ss_family ? strerror(-ret)
+							  : "no nameserver in /etc/resolv.conf");
 		answer(n, net_filter_dns_fail(&n->pol, pq, DNS_RCODE_SERVFAIL, &n->res));
 		return;
 	}
-	s->fd = fd;
+	s->seq = n->dns_seq;
 	s->used = true;
 	s->deadline = mono_now_ms() + DNS_TIMEOUT_MS;
 	s->q = *pq;
 }
 
-/* A slot's socket is connected: only the upstream's datagrams arrive. */
-static void dns_slot_read(struct vnet *n, struct dns_slot *s)
-{
-	uint8_t msg[4096];
-	ssize_t len;
-
-	while (s->used && (len = recv(s->fd, msg, sizeof(msg), MSG_DONTWAIT)) >= 0) {
-		if (len < DNS_HDR_LEN || !(msg[2] & 0x80) ||
-		    (uint16_t)(msg[0] << 8 | msg[1]) != s->id)
-			continue;
-		dns_slot_end(s);
-		answer(n, net_filter_dns_response(&n->pol, &s->q, msg, (size_t)len, &n->res));
-	}
-}
-
-static void on_dns(void *opaque, uint32_t events)
+/* The helper's answer (it checked the id): the filter parses the message. */
+static void from_helper_dns(void *opaque, uint32_t seq, int err, const uint8_t *msg, size_t len)
 {
 	struct vnet *n = opaque;
-	struct epoll_event evs[DNS_PENDING];
-	int cnt;
+	struct dns_slot *s = NULL;
 
-	pthread_mutex_lock(&n->d->lock);
-	cnt = epoll_wait(n->dns_ep, evs, DNS_PENDING, 0);
-	for (int i = 0; i < cnt; i++)
-		dns_slot_read(n, evs[i].data.ptr);
-	rx_signal(n);
-	pthread_mutex_unlock(&n->d->lock);
+	for (int i = 0; i < DNS_PENDING && !s; i++)
+		if (n->dns[i].used && n->dns[i].seq == seq)
+			s = &n->dns[i];
+	if (!s)
+		return;	/* timed out here already */
+	s->used = false;
+	if (err) {
+		dns_warn(n, strerror(-err));
+		answer(n, net_filter_dns_fail(&n->pol, &s->q, DNS_RCODE_SERVFAIL, &n->res));
+	} else {
+		answer(n, net_filter_dns_response(&n->pol, &s->q, msg, len, &n->res));
+	}
 }
 
 /* The host's interface addresses, for the policy. Read once, while the
@@ -280,7 +267,7 @@ static void on_tick(void *opaque, uint32_t events)
 		struct dns_slot *s = &n->dns[i];
 
 		if (s->used && now >= s->deadline) {
-			dns_slot_end(s);
+			s->used = false;
 			answer(n, net_filter_dns_fail(&n->pol, &s->q, DNS_RCODE_SERVFAIL, &n->res));
 		}
 	}
@@ -332,7 +319,8 @@ static void handle_frame(struct vnet *n, const uint8_t *f, size_t len)
 {
 	switch (net_filter_frame(&n->pol, f, len, &n->res)) {
 	case NET_PASS:
-		net_slirp_input(n->slirp, f, len);
+		if (net_helper_frame(n->helper, f, len) == -ENOSPC)
+			n->tx_dropped++; /* cannot happen: TX stops while blocked */
 		break;
 	case NET_ANSWER:
 		rx_deliver(n, n->res.reply, n->res.reply_len);
@@ -358,7 +346,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 	}
 	if (q != NET_TX)
 		return;
-	while (vq_pop(vq, &n->chain) == 1) {
+	while (!net_helper_blocked(n->helper) && vq_pop(vq, &n->chain) == 1) {
 		uint64_t len = n->chain.readable;
 
 		if (len <= NET_HDR_LEN || len > TX_MAX) {
@@ -371,7 +359,7 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 		done++;
 		handle_frame(n, n->tx + NET_HDR_LEN, (size_t)len - NET_HDR_LEN);
 	}
-	net_slirp_flush(n->slirp);
+	net_helper_flush(n->helper);
 	if (vq->broken)
 		log_warn("virtio-net: guest sent a malformed chain; queue stopped");
 	if (done)
@@ -413,14 +401,7 @@ static void net_destroy(struct virtio_dev *d)
 		return;
 	if (n->vm->net == n)
 		n->vm->net = NULL;
-	net_slirp_destroy(n->slirp);
-	for (int i = 0; i < DNS_PENDING; i++)
-		if (n->dns[i].used)
-			dns_slot_end(&n->dns[i]);
-	if (n->dns_ep >= 0) {
-		ev_del(&n->vm->loop, n->dns_ep);
-		close(n->dns_ep);
-	}
+	net_helper_destroy(n->helper);
 	if (n->tick_fd >= 0) {
 		ev_del(&n->vm->loop, n->tick_fd);
 		close(n->tick_fd);
@@ -584,9 +565,48 @@ char *virtio_net_show(struct vm *vm)
 	return out;
 }
 
+/* The frames waiting in the TX queue, once the helper can take them. */
+static void helper_writable(void *opaque)
+{
+	struct vnet *n = opaque;
+
+	if (n->d->vq[NET_TX].ready)
+		net_notify(n->d, NET_TX);
+}
+
+static void helper_dead(void *opaque)
+{
+}
+
+/* Check --publish here (a usage error before any process starts); the
+ * helper listens. */
+static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_t errlen)
+{
+	struct net_helper_cb cb = { from_helper, from_helper_dns, helper_writable, helper_dead,
+				    dev_lock, dev_unlock, n };
+	struct net_helper_cfg hc = {
+		.host_loopback = n->loopback_on,
+		.publish = c->publish,
+		.nr_publish = c->nr_publish,
+	};
+	int ret = 0;
+
+	for (int i = 0; !ret && i < c->nr_publish; i++) {
+		struct net_publish p;
+
+		ret = net_publish_parse(c->publish[i], &p, err, errlen);
+	}
+	if (!ret)
+		ret = resolver_open(n, c->dns_server, err, errlen);
+	/* the upstream resolver_open found, for the helper's queries */
+	hc.dns_server = n->dns_addr.ss_family ? n->dns_name : NULL;
+	if (!ret)
+		ret = net_helper_start(&n->vm->loop, &hc, &cb, &n->helper, err, errlen);
+	return ret;
+}
+
 int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t errlen)
 {
-	struct net_slirp_cb cb = { from_slirp, dev_lock, dev_unlock, NULL };
 	struct vnet *n = calloc(1, sizeof(*n));
 	struct virtio_dev *d;
 	int ret;
@@ -594,7 +614,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	if (!n)
 		return -ENOMEM;
 	n->vm = vm;
-	n->tick_fd = n->dns_ep = -1;
+	n->tick_fd = -1;
 	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
 	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;
 	if (ret) {
@@ -610,27 +630,21 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	if (ret)
 		return ret; /* net_destroy freed n */
 	n->d = d;
-	cb.opaque = n;
 	n->loopback_on = c->runtime_rules || loopback_allowed(&n->pol);
-	ret = net_slirp_create(&vm->loop, n->loopback_on, &cb, &n->slirp, err, errlen);
-	if (!ret)
+	ret = start_helper(n, c, err, errlen);
+	if (!ret) {
 		vm->net = n;
-	for (int i = 0; !ret && i < c->nr_publish; i++) {
-		struct net_publish p;
-
-		ret = net_publish_parse(c->publish[i], &p, err, errlen);
-		if (!ret)
-			ret = net_slirp_publish(n->slirp, &p, err, errlen);
-	}
-	if (!ret)
-		ret = resolver_open(n, c->dns_server, err, errlen);
-	if (!ret) {
-		n->dns_ep = epoll_create1(EPOLL_CLOEXEC);
-		ret = n->dns_ep < 0 ? -errno : ev_add(&vm->loop, n->dns_ep, EPOLLIN, on_dns, n);
-	}
-	if (!ret) {
 		n->tick_fd = ev_timer(&vm->loop, TICK_MS, TICK_MS, on_tick, n);
 		ret = n->tick_fd < 0 ? n->tick_fd : 0;
 	}
 	return ret; /* on failure vm_destroy calls net_destroy */
+}
+
+int virtio_net_helper_pid(struct vm *vm, int *landlock)
+{
+	struct vnet *n = vm->net;
+
+	if (landlock)
+		*landlock = n ? net_helper_landlock(n->helper) : 0;
+	return n ? net_helper_pid(n->helper) : 0;
 }

@@ -9,11 +9,15 @@
 # (198.51.100.0/24), serving MVM_BENCH_NET_MB MiB (default 32) with busybox
 # httpd. The guest times `wget -O /dev/null` with /proc/uptime; each VMM runs
 # MVM_BENCH_RUNS times (default 3), alternating; medians are compared.
+# MVM_BENCH_BASELINE=PATH: another mvm build (e.g. the commit before a
+# change) runs in each round too, interleaved, so before/after share the
+# box's noise.
 set -eu
 MVM=${MVM:-build/mvm}
 GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
 MB=${MVM_BENCH_NET_MB:-32}
 RUNS=${MVM_BENCH_RUNS:-3}
+BASE=${MVM_BENCH_BASELINE:-}
 [ "$(id -u)" = 0 ] || { echo "bench-net: needs root (run through tests/nested/maybe-nested.sh)" >&2; exit 2; }
 . tests/bench/microvm.lib
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-net.XXXXXX")
@@ -63,9 +67,9 @@ secs() {
 	esac
 }
 
-mvm_run() {
-	timeout 600 "$MVM" run --allow 203.0.113.10:8080/tcp -- sh -c "$CMD" > "$T/m.out" 2>&1 || true
-	secs "$T/m.out" mvm
+mvm_run() {	# [MVM]
+	timeout 600 "${1:-$MVM}" run --allow 203.0.113.10:8080/tcp -- sh -c "$CMD" > "$T/m.out" 2>&1 || true
+	secs "$T/m.out" "${1:-mvm}"
 }
 
 qemu_run() {
@@ -73,11 +77,12 @@ qemu_run() {
 	secs "$T/q.out" qemu
 }
 
-m="" q=""
+m="" q="" z=""
 for i in $(seq "$RUNS"); do
-	a=$(mvm_run); b=$(qemu_run)
-	echo "run $i: mvm ${a}s, qemu ${b}s for $MB MiB"
-	m="$m $a" q="$q $b"
+	a=$(mvm_run); b=$(qemu_run); c=""
+	[ -z "$BASE" ] || c=$(mvm_run "$BASE")
+	echo "run $i: mvm ${a}s, qemu ${b}s${BASE:+, baseline ${c}s} for $MB MiB"
+	m="$m $a" q="$q $b" z="$z $c"
 done
 median() { echo "$@" | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 mm=$(median $m) qm=$(median $q)
@@ -86,4 +91,8 @@ awk -v mb="$MB" -v m="$mm" -v q="$qm" 'BEGIN {
 	printf "%-28s %8.2f %10.1f\n", "mvm (filtered slirp)", m, mb / m
 	printf "%-28s %8.2f %10.1f\n", "qemu microvm -netdev user", q, mb / q
 	printf "\nratio mvm/qemu throughput: %.2fx\n", q / m
+}'
+[ -z "$BASE" ] || awk -v mb="$MB" -v m="$mm" -v z="$(median $z)" 'BEGIN {
+	printf "%-28s %8.2f %10.1f\n", "baseline mvm", z, mb / z
+	printf "ratio mvm/baseline throughput: %.2fx\n", z / m
 }'

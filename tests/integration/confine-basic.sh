@@ -42,10 +42,10 @@ o = json.load(open(sys.argv[1]))
 p = o["protections"]
 assert o["vmm_pid"] == int(sys.argv[2]), o
 assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
-assert p["helper_pid"] is None, p
+assert isinstance(p["helper_pid"], int), p  # the network helper (confine-nethelper.sh)
 # The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
 assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
-assert p["namespaces"] == ["user", "mount", "ipc"], p
+assert p["namespaces"] == ["user", "mount", "ipc", "net"], p
 if p["cgroup"] is not None:
     mx = open("/sys/fs/cgroup" + p["cgroup"] + "/memory.max").read().strip()
     # On tmpfs the disk's pages cannot be reclaimed: no cap there (sandbox_cgroup.c).
@@ -108,17 +108,7 @@ no_seccomp_stop one
 # mvm run: its VMM is a child of the CLI; look while the command runs.
 "$MVM" run -- sh -c 'sleep 20' >"$T/run.out" 2>"$T/run.err" &
 runpid=$!
-deadline=$(( $(date +%s) + 120 ))
-vmm=""
-while [ "$(date +%s)" -lt "$deadline" ]; do
-	f="$MVM_STATE_DIR/run-$runpid/pid"
-	if [ -s "$f" ] && "$MVM" exec "run-$runpid" -- true >/dev/null 2>&1; then
-		vmm=$(cat "$f")
-		break
-	fi
-	sleep 0.5
-done
-[ -n "$vmm" ] || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
+vmm=$(run_vmm_pid "$runpid") || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
 confined "$vmm" "mvm run's VMM"
 wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
 echo "confine-basic: ok"

@@ -3,7 +3,8 @@
 # seccomp tables (confine/seccomp_*.c) and their unit test: a sandbox's whole
 # life under `strace -f`. Calls made by a thread after it installed its
 # filter are summed per kind of thread (vcpu: the threads that run KVM_RUN;
-# main: the others) into build/confine-strace.txt. Passes when no filter
+# nethelper: the network helper process mvm-net; main: the others) into
+# build/confine-strace.txt. Passes when no filter
 # stopped the VMM.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
@@ -37,11 +38,12 @@ awk '
 { tid = $1; line = $0; sub(/^[0-9]+ +/, "", line) }
 line ~ /^seccomp\(SECCOMP_SET_MODE_FILTER/ { on[tid] = 1; next }
 line ~ /KVM_RUN/ { vcpu[tid] = 1 }
+line ~ /^execve\(".*\/mvm-net"/ { helper[tid] = 1 }
 on[tid] && match(line, /^[a-z_0-9]+\(/) {
 	name = substr(line, 1, RLENGTH - 1); calls[tid, name]++; names[name] = 1; tids[tid] = 1
 }
 END {
-	for (k in calls) { split(k, a, SUBSEP); kind = (a[1] in vcpu) ? "vcpu" : "main"; sum[kind, a[2]] += calls[k] }
+	for (k in calls) { split(k, a, SUBSEP); kind = (a[1] in vcpu) ? "vcpu" : (a[1] in helper) ? "nethelper" : "main"; sum[kind, a[2]] += calls[k] }
 	for (k in sum) { split(k, a, SUBSEP); print a[1], a[2], sum[k] }
 }' "$T/trace" | sort >"$out"
 [ -s "$out" ] || fail "no confined calls traced"

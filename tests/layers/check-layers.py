@@ -22,7 +22,7 @@ LAYERS = [
     ["devices/netpolicy", "images"],
     ["devices"],
     ["snapshots"],
-    ["tools/sandbox"],
+    ["tools/sandbox", "tools/nethelper"],
     ["tools/promote"],
     ["tools/cli", "tools/mcp"],
 ]

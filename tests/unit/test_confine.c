@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/kvm.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
 
-static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main, &sc_table_blk };
+static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main, &sc_table_blk,
+						 &sc_table_nethelper };
 
 /* What no thread of a VMM may ever do: run code from elsewhere, reach into
  * other processes, change the system, or get around the filter itself
@@ -61,8 +63,17 @@ static const char *const used_main[] = {
 	"getpid", "getrandom", "ioctl", "lseek", "mincore", "mmap", "munmap", "newfstatat",
 	"openat", "poll", "pread64", "pwrite64", "read", "readlink", "rename", "rt_sigprocmask",
 	"sendto", "sysinfo", "tgkill", "timerfd_settime", "unlink", "write",
-	/* and, from the code: libslirp's and the resolver's sockets */
-	"socket", "connect", "recvfrom", "setsockopt", "getsockname", "bind", "listen",
+	/* and, from the code: the API's and vsock's Unix sockets, reaping the helper */
+	"socket", "connect", "recvfrom", "setsockopt", "getsockname", "bind", "listen", "wait4",
+};
+/* The network helper (mvm-net) after its filter, under strace -f on the
+ * host: ARP, a TCP connection through slirp, an upstream DNS query, the
+ * VMM's end closing; and, from libslirp's code, its listeners (--publish). */
+static const char *const used_nethelper[] = {
+	"close", "connect", "epoll_ctl", "epoll_wait", "exit_group", "fcntl", "getrandom",
+	"mmap", "munmap", "poll", "recvfrom", "sendto", "setsockopt", "socket",
+	"timerfd_settime", "write", "bind", "listen", "accept", "getsockname", "ioctl",
+	"shutdown", "openat", "read",
 };
 
 static const struct sc_rule *find(const struct sc_table *t, const char *name)
@@ -100,6 +111,29 @@ Test(confine_tables, every_call_the_threads_make_is_listed)
 		cr_expect(find(&sc_table_vcpu, used_vcpu[i]), "vcpu lacks %s", used_vcpu[i]);
 	for (size_t i = 0; i < sizeof(used_main) / sizeof(used_main[0]); i++)
 		cr_expect(find(&sc_table_main, used_main[i]), "main lacks %s", used_main[i]);
+	for (size_t i = 0; i < sizeof(used_nethelper) / sizeof(used_nethelper[0]); i++)
+		cr_expect(find(&sc_table_nethelper, used_nethelper[i]), "helper lacks %s",
+			  used_nethelper[i]);
+}
+
+/* The helper runs libslirp: sockets of the Internet families only (no Unix
+ * socket to reach another sandbox's api.sock, no netlink, no packet socket),
+ * no KVM ioctl, no file it could write (Landlock), and no socketpair. */
+Test(confine_tables, nethelper_has_internet_sockets_only)
+{
+	cr_expect(find(&sc_table_nethelper, "socket")->arg == SC_SOCKET);
+	for (size_t i = 0; i < sc_table_nethelper.nr_families; i++) {
+		int f = sc_table_nethelper.families[i];
+
+		cr_expect(f == AF_INET || f == AF_INET6, "family %d", f);
+	}
+	for (size_t i = 0; i < sc_table_nethelper.nr_ioctls; i++)
+		cr_expect(((sc_table_nethelper.ioctls[i] >> 8) & 0xff) != KVMIO, "ioctl 0x%lx",
+			  sc_table_nethelper.ioctls[i]);
+	cr_expect(!find(&sc_table_nethelper, "unlink"));
+	cr_expect(!find(&sc_table_nethelper, "rename"));
+	cr_expect(!find(&sc_table_nethelper, "mkdir"));
+	cr_expect(!find(&sc_table_nethelper, "wait4"));
 }
 
 Test(confine_tables, vcpu_ioctls_are_run_and_interrupts_only)
@@ -123,7 +157,8 @@ Test(confine_tables, vcpu_ioctls_are_run_and_interrupts_only)
 	for (size_t i = 0; i < sc_table_main.nr_families; i++) {
 		int f = sc_table_main.families[i];
 
-		cr_expect(f == AF_UNIX || f == AF_INET || f == AF_INET6, "family %d", f);
+		/* the network is the helper's: no Internet socket in the VMM */
+		cr_expect(f == AF_UNIX, "family %d", f);
 	}
 }
 
@@ -183,6 +218,29 @@ static void do_allowed(void)
 	close(fd);
 }
 
+static void do_unix_socket(void)
+{
+	socket(AF_UNIX, SOCK_STREAM, 0);
+	_exit(96);
+}
+
+static void do_inet_socket(void)
+{
+	socket(AF_INET, SOCK_STREAM, 0);
+	_exit(97);
+}
+
+static void do_helper_allowed(void)
+{
+	int t = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	int u = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	if (t < 0 || u < 0)
+		_exit(98);
+	close(t);
+	close(u);
+}
+
 static void do_tty_ioctl(void)
 {
 	int n;
@@ -216,6 +274,22 @@ Test(confine_seccomp, ptrace_netlink_and_unlisted_ioctls_are_stopped)
 	cr_expect(strstr(said, "ioctl") && strstr(said, "vcpu thread"), "said: %s", said);
 }
 
+Test(confine_seccomp, helper_may_not_reach_unix_sockets_or_exec)
+{
+	char said[256];
+
+	cr_expect_eq(confined_child(&sc_table_nethelper, do_unix_socket, said, sizeof(said)),
+		     CONFINE_SECCOMP_EXIT, "said: %s", said);
+	cr_expect(strstr(said, "socket") != NULL, "said: %s", said);
+	cr_expect_eq(confined_child(&sc_table_nethelper, do_netlink, said, sizeof(said)),
+		     CONFINE_SECCOMP_EXIT);
+	cr_expect_eq(confined_child(&sc_table_nethelper, do_exec, said, sizeof(said)),
+		     CONFINE_SECCOMP_EXIT);
+	/* and the VMM itself creates no Internet socket any more */
+	cr_expect_eq(confined_child(&sc_table_main, do_inet_socket, said, sizeof(said)),
+		     CONFINE_SECCOMP_EXIT);
+}
+
 Test(confine_seccomp, listed_calls_pass)
 {
 	char said[256];
@@ -227,6 +301,8 @@ Test(confine_seccomp, listed_calls_pass)
 #endif
 
 	cr_expect_eq(confined_child(&sc_table_main, do_allowed, said, sizeof(said)), 0,
+		     "said: %s", said);
+	cr_expect_eq(confined_child(&sc_table_nethelper, do_helper_allowed, said, sizeof(said)), 0,
 		     "said: %s", said);
 }
 
@@ -319,16 +395,19 @@ static void unscratch(const char *root)
 static int ns_child(const char *root)
 {
 	char own[PATH_MAX], p[PATH_MAX];
+	struct stat net_before, net_after;
 	int ns;
 
 	snprintf(own, sizeof(own), "%s/own", root);
-	if (chdir(own))
+	if (chdir(own) || stat("/proc/self/ns/net", &net_before))
 		return 1;
 	ns = confine_namespaces(root, own);
 	if (ns == 0)
 		return 77;
-	if (ns != (CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC))
+	if (ns != (CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET))
 		return 2;
+	if (stat("/proc/self/ns/net", &net_after) || net_after.st_ino == net_before.st_ino)
+		return 6;	/* still on the host's network */
 	snprintf(p, sizeof(p), "%s/other/f", root);
 	if (access(p, F_OK) == 0 || errno != ENOENT)
 		return 3;	/* another sandbox is still in sight */
@@ -422,6 +501,7 @@ Test(confine_report, protections_merge_proc_status_and_the_vmm_report)
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "namespaces")), 3);
 	cr_expect_str_eq(cJSON_GetObjectItem(o, "cgroup")->valuestring, "/mvm/own");
 	cr_expect_eq(cJSON_GetObjectItem(o, "vmm_pid")->valueint, getpid());
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(o, "helper")), "no helper: null");
 	cJSON_Delete(o);
 	/* Not running: nothing to report. */
 	cr_expect_null(sb_protections("own", 0));
@@ -431,6 +511,52 @@ Test(confine_report, protections_merge_proc_status_and_the_vmm_report)
 	cr_assert(o);
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "landlock")));
 	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(o, "cgroup")));
+	cJSON_Delete(o);
+	unscratch(root);
+}
+
+/* The network helper's entry: its own seccomp and no_new_privs from its
+ * /proc status, and null once its pid is no mvm-net. */
+Test(confine_report, helper_protections_come_from_its_own_status)
+{
+	char root[PATH_MAX], p[PATH_MAX + 32];
+	int fd, ready[2], st;
+	cJSON *o, *h;
+	char c;
+	pid_t helper;
+
+	cr_assert_eq(pipe(ready), 0);
+	helper = fork();
+	if (helper == 0) {
+		prctl(PR_SET_NAME, "mvm-net", 0, 0, 0);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		(void)!write(ready[1], "x", 1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(ready[0], &c, 1), 1);
+	scratch(root, sizeof(root));
+	setenv("MVM_STATE_DIR", root, 1);
+	snprintf(p, sizeof(p), "%s/own/" SB_CONFINE_FILE, root);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	dprintf(fd, "{\"vmm_pid\":1,\"helper_pid\":%d,\"helper\":{\"pid\":%d,\"landlock\":3},"
+		"\"seccomp\":\"trap\",\"landlock\":2,\"namespaces\":[],\"cgroup\":null}",
+		(int)helper, (int)helper);
+	close(fd);
+	o = sb_protections("own", getpid());
+	h = cJSON_GetObjectItem(o, "helper");
+	cr_assert(cJSON_IsObject(h));
+	cr_expect_eq(cJSON_GetObjectItem(h, "pid")->valueint, helper);
+	cr_expect_eq(cJSON_GetObjectItem(h, "landlock")->valueint, 3);
+	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")));
+	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(h, "seccomp")));
+	cr_expect_eq(cJSON_GetObjectItem(o, "helper_pid")->valueint, helper);
+	cJSON_Delete(o);
+	kill(helper, SIGKILL);
+	waitpid(helper, &st, 0);
+	o = sb_protections("own", getpid());
+	cr_expect(cJSON_IsNull(cJSON_GetObjectItem(o, "helper")), "a helper gone is null");
 	cJSON_Delete(o);
 	unscratch(root);
 }

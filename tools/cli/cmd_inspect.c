@@ -13,7 +13,21 @@ static const char inspect_usage[] =
 	"usage: mvm inspect NAME [--json]\n"
 	"Show a sandbox's status, its VMM's and network helper's pids, and which\n"
 	"protections are in force on the VMM: seccomp (from /proc/PID/status),\n"
-	"no_new_privs, landlock (ABI version), namespaces, cgroup.\n";
+	"no_new_privs, landlock (ABI version), namespaces, cgroup; and on the\n"
+	"network helper (mvm-net): seccomp, no_new_privs, landlock.\n";
+
+/* The network helper (mvm-net): its own seccomp, no_new_privs, Landlock. */
+static void print_helper(const cJSON *h)
+{
+	const cJSON *sc = cJSON_GetObjectItem(h, "seccomp"), *ll = cJSON_GetObjectItem(h, "landlock");
+	char abi[16] = "no";
+
+	if (cJSON_IsNumber(ll))
+		snprintf(abi, sizeof(abi), "ABI %d", ll->valueint);
+	printf("helper pid:  %d (seccomp: %s, no_new_privs: %s, landlock: %s)\n",
+	       cJSON_GetObjectItem(h, "pid")->valueint, cJSON_IsString(sc) ? sc->valuestring : "no",
+	       cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")) ? "yes" : "no", abi);
+}
 
 static void print_text(const cJSON *o)
 {
@@ -25,11 +39,14 @@ static void print_text(const cJSON *o)
 	printf("vmm pid:     %d\n", cJSON_GetObjectItem(o, "vmm_pid")->valueint);
 	if (!cJSON_IsObject(p))
 		return;
-	v = cJSON_GetObjectItem(p, "helper_pid");
-	if (cJSON_IsNumber(v))
-		printf("helper pid:  %d\n", v->valueint);
+	v = cJSON_GetObjectItem(p, "helper");
+	if (cJSON_IsObject(v))
+		print_helper(v);
+	else if (cJSON_IsNumber(cJSON_GetObjectItem(p, "helper_pid")))
+		printf("helper pid:  %d (not running: the guest has no network)\n",
+		       cJSON_GetObjectItem(p, "helper_pid")->valueint);
 	else
-		printf("helper pid:  none (the network runs inside the VMM)\n");
+		printf("helper pid:  none (no network device)\n");
 	v = cJSON_GetObjectItem(p, "seccomp");
 	printf("seccomp:     %s\n", cJSON_IsString(v) ? v->valuestring : "no");
 	printf("no_new_privs: %s\n",

@@ -72,7 +72,8 @@ static bool state_on_tmpfs(void)
 	return !statfs(".", &f) && (f.f_type == TMPFS_MAGIC || f.f_type == RAMFS_MAGIC);
 }
 
-int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *path, size_t cap)
+int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, pid_t helper, char *path,
+		    size_t cap)
 {
 	char dir[PATH_MAX], v[32];
 	int ret = container(dir, sizeof(dir) - 64, cpu_quota > 0);
@@ -98,6 +99,10 @@ int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *p
 		ret = put(dir, "cpu.max", v);
 	snprintf(v, sizeof(v), "%d", (int)getpid());
 	if (!ret)
+		ret = put(dir, "cgroup.procs", v);
+	/* Its network helper is its child, started before: it goes too. */
+	snprintf(v, sizeof(v), "%d", (int)helper);
+	if (!ret && helper > 0)
 		ret = put(dir, "cgroup.procs", v);
 	if (ret) {
 		snprintf(path, cap, "%s", ret == -EBUSY ? "our cgroup holds other processes" :

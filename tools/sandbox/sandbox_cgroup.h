@@ -4,16 +4,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-/* memory.max = guest RAM + this: the VMM's heap (qcow2 caches, libslirp and
- * glib, device and snapshot buffers) with room to spare; page cache of
- * disk and checkpoint files is charged too but reclaimed first. */
+/* memory.max = guest RAM + this: the VMM's heap (qcow2 caches, device and
+ * snapshot buffers) and its network helper's (libslirp, glib), with room to
+ * spare; page cache of disk and checkpoint files is charged too but
+ * reclaimed first. */
 #define SB_CGROUP_OVERHEAD (256ULL << 20)
 /* pids.max: the VMM's threads (one per vCPU, the event loop, the loader). */
 #define SB_CGROUP_PIDS 96	/* up to 64 vCPUs and then some */
 
 /*
- * Move the calling process (NAME's VMM) into its own cgroup, mvm/NAME below
+ * Move the calling process (NAME's VMM), and its network helper @helper if
+ * > 0 (libslirp and glib: their memory counts), into its own cgroup, mvm/NAME below
  * the cgroup it is in, with memory.max = @guest_mem + SB_CGROUP_OVERHEAD and
  * pids.max = SB_CGROUP_PIDS, and with @cpu_quota (percent of one CPU; 0:
  * none) cpu.max. Works where that cgroup's subtree is delegated
@@ -22,7 +25,8 @@
  * relative to the cgroup mount in @path; else -errno and why in @path:
  * nothing changed, the sandbox runs without limits.
  */
-int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, char *path, size_t cap);
+int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, pid_t helper, char *path,
+		    size_t cap);
 
 /* Remove NAME's cgroup once its VMM has ended (an empty cgroup goes). */
 void sb_cgroup_remove(const char *name);

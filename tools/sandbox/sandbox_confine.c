@@ -11,6 +11,7 @@
 #include "common/cli_util.h"
 #include "common/log.h"
 #include "common/file_io.h"
+#include "devices/virtio_devices.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/seccomp_filter.h"
@@ -60,6 +61,8 @@ static void confined_event(const char *name, const cJSON *o)
 	char ns[64] = "";
 
 	cJSON_ArrayForEach(it, o) {
+		if (!strcmp(it->string, "helper"))
+			continue;	/* helper_pid says it; the rest is in confine.json */
 		if (cJSON_IsArray(it)) {
 			const cJSON *e;
 
@@ -77,13 +80,34 @@ static void confined_event(const char *name, const cJSON *o)
 	sb_event_put(name, ev);
 }
 
-static void write_report(const char *name, int ns, int abi, const char *cgroup)
+/* The network helper (mvm-net): its pid and the Landlock ABI it reported;
+ * seccomp and no_new_privs come from its /proc status when read. */
+static void helper_report(cJSON *o, struct vm *vm)
+{
+	int ll = 0, pid = virtio_net_helper_pid(vm, &ll);
+	cJSON *h;
+
+	if (!pid) {
+		cJSON_AddNullToObject(o, "helper_pid");	/* no network device */
+		cJSON_AddNullToObject(o, "helper");
+		return;
+	}
+	cJSON_AddNumberToObject(o, "helper_pid", pid);
+	h = cJSON_AddObjectToObject(o, "helper");
+	cJSON_AddNumberToObject(h, "pid", pid);
+	if (ll > 0)
+		cJSON_AddNumberToObject(h, "landlock", ll);
+	else
+		cJSON_AddFalseToObject(h, "landlock");
+}
+
+static void write_report(const char *name, struct vm *vm, int ns, int abi, const char *cgroup)
 {
 	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
 	char *s;
 
 	cJSON_AddNumberToObject(o, "vmm_pid", getpid());
-	cJSON_AddNullToObject(o, "helper_pid");	/* libslirp still runs in the VMM */
+	helper_report(o, vm);
 	cJSON_AddStringToObject(o, "seccomp", confine_seccomp_log_mode() ? "log" : "trap");
 	cJSON_AddBoolToObject(o, "no_new_privs", true);
 	if (abi > 0)
@@ -96,6 +120,8 @@ static void write_report(const char *name, int ns, int abi, const char *cgroup)
 		cJSON_AddItemToArray(nsl, cJSON_CreateString("mount"));
 	if (ns & CONFINE_NS_IPC)
 		cJSON_AddItemToArray(nsl, cJSON_CreateString("ipc"));
+	if (ns & CONFINE_NS_NET)
+		cJSON_AddItemToArray(nsl, cJSON_CreateString("net"));
 	if (cgroup)
 		cJSON_AddStringToObject(o, "cgroup", cgroup);
 	else
@@ -108,7 +134,7 @@ static void write_report(const char *name, int ns, int abi, const char *cgroup)
 	cJSON_Delete(o);
 }
 
-void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
+void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota)
 {
 	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL };
 	char cg[PATH_MAX], evdir[PATH_MAX];
@@ -124,7 +150,8 @@ void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
 
 	/* First the cgroup (the guest's RAM is charged as it is touched, from
 	 * now on), while the cgroup tree is still in sight. */
-	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, cg, sizeof(cg));
+	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, virtio_net_helper_pid(vm, NULL), cg,
+				 sizeof(cg));
 	if (cg_ret)
 		log_info("cgroup limits skipped: %s", cg);
 	ns = hide_others(name);
@@ -138,7 +165,7 @@ void sb_confine(const char *name, const struct vm_config *vc, int cpu_quota)
 		log_warn("landlock: %s", strerror(-abi));
 	else if (!abi)
 		log_info("this kernel has no Landlock: file access is not restricted");
-	write_report(name, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
+	write_report(name, vm, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
 }
 
 /* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */
@@ -155,11 +182,48 @@ static int status_field(const char *text, const char *field)
 	return -1;
 }
 
+/* seccomp and no_new_privs of @o's process from its /proc/PID/status text. */
+static void kernel_word(cJSON *o, const char *status, bool log_mode)
+{
+	int seccomp = status_field(status, "Seccomp");
+
+	cJSON_DeleteItemFromObject(o, "seccomp");
+	cJSON_DeleteItemFromObject(o, "no_new_privs");
+	if (seccomp == 2)
+		cJSON_AddStringToObject(o, "seccomp", log_mode ? "log" : "filter");
+	else
+		cJSON_AddFalseToObject(o, "seccomp");
+	cJSON_AddBoolToObject(o, "no_new_privs", status_field(status, "NoNewPrivs") == 1);
+}
+
+/* The helper object: what the kernel says of it, or null once it is gone. */
+static void helper_protections(cJSON *o, bool log_mode)
+{
+	cJSON *h = cJSON_GetObjectItem(o, "helper"), *pid = cJSON_GetObjectItem(h, "pid");
+	char st[64], *status = NULL;
+
+	if (cJSON_IsObject(h) && cJSON_IsNumber(pid) && pid->valueint > 1) {
+		snprintf(st, sizeof(st), "/proc/%d/status", pid->valueint);
+		status = file_read_text(st, 8191);
+	}
+	if (status && strncmp(status, "Name:\tmvm-net\n", 14)) {
+		free(status);	/* that pid is another process's now */
+		status = NULL;
+	}
+	if (!status) {
+		cJSON_DeleteItemFromObject(o, "helper");
+		cJSON_AddNullToObject(o, "helper");
+		return;
+	}
+	kernel_word(h, status, log_mode);
+	free(status);
+}
+
 cJSON *sb_protections(const char *name, pid_t pid)
 {
 	char p[PATH_MAX], st[64], *status, *rep;
 	cJSON *o = NULL, *mine;
-	int seccomp;
+	bool log_mode;
 
 	if (pid <= 0)
 		return NULL;
@@ -172,21 +236,17 @@ cJSON *sb_protections(const char *name, pid_t pid)
 	o = cJSON_IsObject(mine) ? mine : cJSON_CreateObject();
 	if (o != mine)
 		cJSON_Delete(mine);
-	seccomp = status_field(status, "Seccomp");
-	cJSON_DeleteItemFromObject(o, "seccomp");
-	cJSON_DeleteItemFromObject(o, "no_new_privs");
-	if (seccomp == 2)
-		cJSON_AddStringToObject(o, "seccomp", rep && strstr(rep, "\"seccomp\":\"log\"") ?
-					"log" : "filter");
-	else
-		cJSON_AddFalseToObject(o, "seccomp");
-	cJSON_AddBoolToObject(o, "no_new_privs", status_field(status, "NoNewPrivs") == 1);
+	log_mode = rep && strstr(rep, "\"seccomp\":\"log\"");
+	kernel_word(o, status, log_mode);
+	helper_protections(o, log_mode);
 	if (!cJSON_GetObjectItem(o, "landlock"))
 		cJSON_AddFalseToObject(o, "landlock");
 	if (!cJSON_GetObjectItem(o, "namespaces"))
 		cJSON_AddArrayToObject(o, "namespaces");
 	if (!cJSON_GetObjectItem(o, "cgroup"))
 		cJSON_AddNullToObject(o, "cgroup");
+	if (!cJSON_GetObjectItem(o, "helper_pid"))
+		cJSON_AddNullToObject(o, "helper_pid");
 	cJSON_DeleteItemFromObject(o, "vmm_pid");
 	cJSON_AddNumberToObject(o, "vmm_pid", pid);
 	free(status);

@@ -123,7 +123,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		goto out;
 	}
 	/* Set up and single-threaded: confine, then vm_run adds the filters. */
-	sb_confine(name, vc, cpu_quota);
+	sb_confine(name, vm, vc, cpu_quota);
 	sb_test_attack_arm(vm, vc->stdout_fd);
 	sb_event(name, "started");
 	vm_run(vm, res);

@@ -52,7 +52,7 @@ int confine_namespaces(const char *root, const char *own)
 	/* New credentials can clear the parent-death signal (mvm run's VMM
 	 * must die with its CLI): keep it. */
 	prctl(PR_GET_PDEATHSIG, &deathsig, 0, 0, 0);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC))
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
 		return 0;
 	if (deathsig)
 		prctl(PR_SET_PDEATHSIG, deathsig, 0, 0, 0);
@@ -65,5 +65,5 @@ int confine_namespaces(const char *root, const char *own)
 	prctl(PR_SET_DUMPABLE, dumpable > 0 ? dumpable : 0, 0, 0, 0);
 	if (!ret)
 		ret = hide_root(root, own);
-	return ret ? ret : CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC;
+	return ret ? ret : CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET;
 }

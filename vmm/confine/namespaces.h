@@ -5,11 +5,14 @@
 #define CONFINE_NS_USER 1
 #define CONFINE_NS_MOUNT 2
 #define CONFINE_NS_IPC 4
+#define CONFINE_NS_NET 8
 
 /*
  * Move the calling process (single-threaded: unshare refuses otherwise)
- * into new user, mount and IPC namespaces, unprivileged (the user maps to
- * itself), and hide @root (the directory of all sandboxes' state) behind an
+ * into new user, mount, IPC and network namespaces, unprivileged (the user
+ * maps to itself; the network namespace is empty: only a loopback that is
+ * down, so call it after everything that needs the host's network is set
+ * up, e.g. the network helper started and the host's addresses read), and hide @root (the directory of all sandboxes' state) behind an
  * empty read-only tmpfs in which only @own (a directory inside @root, which
  * must be the current directory) is bound back at its path. Other
  * sandboxes' api.sock and files are then gone for this process, whatever

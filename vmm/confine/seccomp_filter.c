@@ -25,6 +25,7 @@
 
 static const char *names[NR_NAMES];	/* resolved once, before any filter */
 static int report_fd = 2;
+static const char *report_who = "mvm vmm: seccomp: the VMM";
 static bool report_stderr_too;
 static __thread const char *thread_kind;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -62,7 +63,8 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
-	n = put(msg, n, sizeof(msg), "mvm vmm: seccomp: the VMM made a forbidden system call ");
+	n = put(msg, n, sizeof(msg), report_who);
+	n = put(msg, n, sizeof(msg), " made a forbidden system call ");
 	n = put(msg, n, sizeof(msg), nr >= 0 && nr < NR_NAMES && names[nr] ? names[nr] : "?");
 	n = put(msg, n, sizeof(msg), " (");
 	n = put_num(msg, n, sizeof(msg), nr);
@@ -92,6 +94,11 @@ void confine_seccomp_report_to(int fd)
 	report_fd = fd;
 	report_stderr_too = fd != 2 && !(fstat(fd, &a) == 0 && fstat(2, &b) == 0 &&
 					  a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
+void confine_seccomp_report_as(const char *who)
+{
+	report_who = who;
 }
 
 bool confine_seccomp_log_mode(void)

@@ -15,6 +15,10 @@
  */
 void confine_seccomp_report_to(int fd);
 
+/* Who the report names (a static string): default "mvm vmm: seccomp: the
+ * VMM"; the network helper says it is the helper. */
+void confine_seccomp_report_as(const char *who);
+
 /*
  * Confine the calling thread (and threads it creates later) to @t. A call
  * outside @t raises SIGSYS (SECCOMP_RET_TRAP): its handler writes

@@ -1,8 +1,8 @@
 /*
  * What the event-loop (main) thread may do once the VM runs: the devices'
  * back-ends (disks, vsock to Unix sockets in the state directory, the
- * network through libslirp and glib, which create and connect IPv4/IPv6
- * sockets), the control API (accept on api.sock), checkpoints (files in the
+ * network's policy engine, talking to its helper process mvm-net over a
+ * socketpair: no IPv4/IPv6 socket here), the control API (accept on api.sock), checkpoints (files in the
  * state directory: openat stays, Landlock and the mount namespace say
  * where), the VM state ioctls of checkpoint/rollback/snapshot. Never: exec,
  * new processes or threads, ptrace, mounts, namespaces, BPF, io_uring,
@@ -42,7 +42,7 @@ static const struct sc_rule rules[] = {
 	{ "epoll_create1", SC_ANY }, { "eventfd2", SC_ANY }, { "timerfd_create", SC_ANY },
 	{ "timerfd_settime", SC_ANY }, { "timerfd_gettime", SC_ANY }, { "poll", SC_ANY },
 	{ "ppoll", SC_ANY },
-	/* Sockets: the API, vsock, libslirp, the upstream resolver. */
+	/* Sockets: the API, vsock, the network helper's socketpair. */
 	{ "connect", SC_ANY }, { "accept", SC_ANY }, { "accept4", SC_ANY },
 	{ "bind", SC_ANY }, { "listen", SC_ANY }, { "getsockname", SC_ANY },
 	{ "getpeername", SC_ANY }, { "setsockopt", SC_ANY }, { "getsockopt", SC_ANY },
@@ -59,7 +59,7 @@ static const struct sc_rule rules[] = {
 	{ "getpid", SC_ANY }, { "gettid", SC_ANY }, { "getuid", SC_ANY },
 	{ "geteuid", SC_ANY }, { "getgid", SC_ANY }, { "getegid", SC_ANY },
 	{ "uname", SC_ANY }, { "sysinfo", SC_ANY }, { "getppid", SC_ANY },
-	{ "sched_getaffinity", SC_ANY }, { "fadvise64", SC_ANY }, { "statfs", SC_ANY }, { "sched_yield", SC_ANY }, { "getrandom", SC_ANY },
+	{ "wait4", SC_ANY } /* reaping its network helper */, { "sched_getaffinity", SC_ANY }, { "fadvise64", SC_ANY }, { "statfs", SC_ANY }, { "sched_yield", SC_ANY }, { "getrandom", SC_ANY },
 	{ "clone3", SC_ENOSYS }, { "exit", SC_ANY }, { "exit_group", SC_ANY },
 };
 
@@ -75,11 +75,13 @@ static const unsigned long ioctls[] = {
 	KVM_SET_LAPIC, KVM_GET_MSRS, KVM_SET_MSRS, KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
 	KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS, KVM_GET_CPUID2, KVM_SET_CPUID2,
 	KVM_KVMCLOCK_CTRL,
-	/* libslirp (bytes waiting on a UDP socket, non-blocking mode), isatty. */
+	/* Bytes waiting, non-blocking mode, isatty. */
 	FIONREAD, FIONBIO, TCGETS,
 };
 
-static const int families[] = { AF_UNIX, AF_INET, AF_INET6 };
+/* Unix only: the network (libslirp, upstream DNS) is the helper's
+ * (vmm/confine/seccomp_nethelper.c). */
+static const int families[] = { AF_UNIX };
 
 const struct sc_table sc_table_main = {
 	.thread = "main",
