@@ -144,7 +144,7 @@ static int cdp_get_version(uint16_t port, uint64_t deadline, char *buf, size_t c
 	snprintf(req, sizeof(req), "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
 		 "Connection: close\r\n\r\n", port);
 	if (ap_write_all(fd, req, strlen(req)))
-		ret = -EIO;
+		ret = -ECONNRESET;	/* the relay closed it: retried */
 	while (!ret && len < cap - 1) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int64_t left = (int64_t)deadline - (int64_t)mono_now_ms();
@@ -171,7 +171,7 @@ static int version_id(const char *reply, char id[BROWSER_ID_MAX + 1])
 	cJSON *o, *url;
 	int ret = -EPROTO;
 
-	if (strncmp(reply, "HTTP/1.1 200", 12) || !body)
+	if ((strncmp(reply, "HTTP/1.1 200 ", 13) && strncmp(reply, "HTTP/1.0 200 ", 13)) || !body)
 		return -EPROTO;
 	o = cJSON_Parse(body + 4);
 	url = cJSON_GetObjectItemCaseSensitive(o, "webSocketDebuggerUrl");
@@ -181,7 +181,9 @@ static int version_id(const char *reply, char id[BROWSER_ID_MAX + 1])
 	return ret;
 }
 
-/* Until CDP answers through the relay (the relay or Chromium may still be settling). */
+/* Until CDP answers through the relay: a connection the relay closes (the
+ * guest port does not listen yet) is retried; a reply that is not a
+ * DevTools one ends it at once. */
 static int cdp_wait(uint16_t port, char id[BROWSER_ID_MAX + 1], char *err, size_t errlen)
 {
 	const struct timespec pause = { 0, 200 * 1000000L };
@@ -193,7 +195,7 @@ static int cdp_wait(uint16_t port, char id[BROWSER_ID_MAX + 1], char *err, size_
 		ret = cdp_get_version(port, deadline, buf, CDP_REPLY_MAX);
 		if (!ret)
 			ret = version_id(buf, id);
-		if (!ret || ret == -ETIMEDOUT)
+		if (ret != -ECONNRESET && ret != -ECONNREFUSED)
 			break;
 		nanosleep(&pause, NULL);
 	}
