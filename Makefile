@@ -110,13 +110,21 @@ $(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT)
 
+# puppeteer-core (a CDP client, no browser of its own) for tests/integration/browser-*.sh
+# and bench-browser, at the version pinned in tests/browser/package-lock.json.
+BROWSER_CLIENT := tests/browser/node_modules/.package-lock.json
+$(BROWSER_CLIENT): tests/browser/package.json tests/browser/package-lock.json
+	cd tests/browser && npm ci --no-audit --no-fund
+.PHONY: browser-client
+browser-client: $(BROWSER_CLIENT)
+
 # The same mvm with test hooks (tools/sandbox/test_attack.h), for
 # tests/integration/confine-attack.sh only; never what users run.
 testhooks: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
 		$(BUILD)/testhooks/mvm
 
-integration: $(BUILD)/mvm guest test-images mcp-client testhooks
+integration: $(BUILD)/mvm guest test-images mcp-client browser-client testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.
