@@ -33,7 +33,7 @@ DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-guest-io bench-hash \
-        bench-create-copy demo clean format
+        bench-create-copy bench-browser demo clean format
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -201,6 +201,12 @@ bench-snapshot: $(BUILD)/mvm guest
 # New sandboxes cold and from a template beside QEMU cold boot and -incoming; density.
 bench-start: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/start.py
+
+# A browser sandbox beside Chromium on the host (tests/bench/browser.py): create->CDP,
+# CDP->loaded page, peak host RSS, as ratios. Installs the host peer (Debian's chromium).
+bench-browser: $(BUILD)/mvm guest browser-client
+	tools/deps.sh browser-peer
+	tests/nested/maybe-nested.sh python3 tests/bench/browser.py
 
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest

@@ -168,6 +168,8 @@ struct ap_half {
 	bool eof;		/* @from ended; @to gets SHUT_WR once drained */
 	bool done;		/* @to is shut down for writing */
 };
+/* A TCP stream to 127.0.0.1:@port (blocking connect). fd or -errno. */
+int ap_connect_loopback(uint16_t port);
 /* Whether @h wants to read @from now (buffer empty, no EOF yet). */
 bool ap_half_wants_read(const struct ap_half *h);
 /* Read @from if @readable and the buffer is empty, then write what is held

@@ -1,8 +1,27 @@
 /* One direction of a raw byte pipe (TCP requests): see ap_half in proto.h. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "guest/agent/proto.h"
+
+int ap_connect_loopback(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		int e = -errno;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
 
 bool ap_half_wants_read(const struct ap_half *h)
 {

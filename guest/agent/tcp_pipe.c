@@ -17,23 +17,6 @@
 
 #define PIPE_BUF_SIZE (64u << 10)
 
-static int connect_loopback(unsigned port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
 static void pipe_loop(int a, int b)
 {
 	static uint8_t ub[PIPE_BUF_SIZE], db[PIPE_BUF_SIZE];	/* not on the stack */
@@ -72,7 +55,7 @@ void agent_tcp(int conn, const uint8_t *p, size_t len)
 		agent_error(conn, "malformed tcp request");
 		return;
 	}
-	fd = connect_loopback(port);
+	fd = ap_connect_loopback(port);
 	if (fd < 0) {
 		agent_error(conn, "127.0.0.1:%u: %s", port, strerror(-fd));
 		return;

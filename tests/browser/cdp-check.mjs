@@ -3,6 +3,7 @@
 //   form CDP_URL BASE       open BASE/form.html, fill and submit the form, read
 //                           the answer, take a CDP screenshot; the page stays open
 //   blocked CDP_URL URL     a navigation that must fail; its error
+//   load CDP_URL URL        the same navigation step, expected to succeed (error null)
 //   pages CDP_URL           the open pages: url and #answer text
 //   close CDP_URL           close the pages that show an #answer
 //   hold CDP_URL            stay connected; report when the connection drops
@@ -34,7 +35,7 @@ async function form() {
 	await b.disconnect();
 }
 
-async function blocked() {
+async function navigate() {
 	const b = await connect();
 	const page = await b.newPage();
 	let error = null;
@@ -83,9 +84,9 @@ async function hold() {
 	out({ disconnected: !b.connected, after_ms: Date.now() - t0 });
 }
 
-const steps = { form, blocked, pages, close, hold };
+const steps = { form, blocked: navigate, load: navigate, pages, close, hold };
 if (!steps[step]) {
-	console.error("usage: cdp-check.mjs form|blocked|pages|close|hold CDP_URL [ARG]");
+	console.error("usage: cdp-check.mjs form|blocked|load|pages|close|hold CDP_URL [ARG]");
 	process.exit(2);
 }
 steps[step]().then(() => process.exit(0), (e) => {

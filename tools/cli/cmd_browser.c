@@ -73,12 +73,8 @@ int cmd_browser(int argc, char **argv)
 
 	if (r)
 		return verb_parse_exit(r, browser_usage);
-	if (!verb_sandbox_ok("browser", a.pos[0]))
+	if (!verb_sandbox_running("browser", a.pos[0]))
 		return MVM_EXIT_ERROR;
-	if (sb_vmm_pid(a.pos[0]) <= 0) {
-		cli_err("browser", "sandbox %s is not running (mvm start %s)", a.pos[0], a.pos[0]);
-		return MVM_EXIT_ERROR;
-	}
 	if (browser_up(a.pos[0], o.headless, &ep, err, sizeof(err))) {
 		cli_err("browser", "%s", err);
 		return MVM_EXIT_ERROR;

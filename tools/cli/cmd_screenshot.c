@@ -31,12 +31,8 @@ int cmd_screenshot(int argc, char **argv)
 
 	if (r)
 		return verb_parse_exit(r, screenshot_usage);
-	if (!verb_sandbox_ok("screenshot", a.pos[0]))
+	if (!verb_sandbox_running("screenshot", a.pos[0]))
 		return MVM_EXIT_ERROR;
-	if (sb_vmm_pid(a.pos[0]) <= 0) {
-		cli_err("screenshot", "sandbox %s is not running (mvm start %s)", a.pos[0], a.pos[0]);
-		return MVM_EXIT_ERROR;
-	}
 	if (browser_screenshot(a.pos[0], a.pos[1], &w, &h, err, sizeof(err))) {
 		cli_err("screenshot", "%s", err);
 		return MVM_EXIT_ERROR;

@@ -113,30 +113,13 @@ out:
 	return ret;
 }
 
-static int connect_port(uint16_t port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
-				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-		int e = -errno;
-
-		close(fd);
-		return e;
-	}
-	return fd;
-}
-
 /* One GET /json/version through the relay; the reply (at most
  * CDP_REPLY_MAX bytes, by @deadline) into @buf. 0 or -errno. */
 static int cdp_get_version(uint16_t port, uint64_t deadline, char *buf, size_t cap)
 {
 	char req[128];
 	size_t len = 0;
-	int fd = connect_port(port), ret = 0;
+	int fd = ap_connect_loopback(port), ret = 0;
 
 	if (fd < 0)
 		return fd;

@@ -26,30 +26,10 @@
 
 #define RELAY_FILE "relay.json"
 
-/* /proc/PID/cmdline is "mvm relay NAME ...": a reused pid is never taken for ours. */
+/* "mvm relay NAME ...": a reused pid is never taken for ours. */
 static bool is_our_relay(pid_t pid, const char *name)
 {
-	char p[64], buf[256];
-	ssize_t n;
-	int fd;
-
-	if (pid <= 0)
-		return false;
-	snprintf(p, sizeof(p), "/proc/%d/cmdline", (int)pid);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;	/* a zombie has none */
-	buf[n] = 0;
-	{
-		const char *a1 = buf + strlen(buf) + 1;
-		const char *a2 = a1 < buf + n ? a1 + strlen(a1) + 1 : buf + n;
-
-		return a2 < buf + n && !strcmp(a1, "relay") && !strcmp(a2, name);
-	}
+	return sb_pid_is(pid, "relay", name);
 }
 
 static int load(const char *name, struct relay_info *ri)
