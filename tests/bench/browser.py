@@ -9,8 +9,10 @@ interleaved so the box's slow and fast stretches hit both alike, both headless:
                 host: `chromium --headless` spawned until /json/version answers
   CDP->page     puppeteer-core connects ({browserURL}) and loads a test page
                 (a data: URL, no network on either side) until "load"
-  peak RSS      the largest sum of RSS over the sandbox's host processes (VMM +
-                relay) / over Chromium's process tree, sampled every 100 ms
+  peak memory   the largest sum over the sandbox's host processes (VMM + relay)
+                / over Chromium's process tree, sampled every 100 ms, of their
+                PSS (RSS with shared pages split among the sharers: a plain
+                RSS sum counts Chromium's shared libraries once per process)
 mvm's numbers include booting a whole guest; the host peer has no isolation.
 The peer needs Debian's chromium on the host (tools/deps.sh browser-peer).
 """
@@ -31,9 +33,19 @@ def mvm(*args):
     return p.stdout.decode()
 
 
+def pss_kib(pid):
+    try:
+        for line in open(f"/proc/{pid}/smaps_rollup"):
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
 def tree_rss_kib(root_pids):
-    """Sum of VmRSS over @root_pids and all their descendants."""
-    kids, rss = {}, {}
+    """Sum of PSS over @root_pids and all their descendants."""
+    kids = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
@@ -41,9 +53,6 @@ def tree_rss_kib(root_pids):
             st = open(f"/proc/{d}/stat").read()
             ppid = int(st[st.rindex(")") + 2:].split()[1])
             kids.setdefault(ppid, []).append(int(d))
-            for line in open(f"/proc/{d}/status"):
-                if line.startswith("VmRSS:"):
-                    rss[int(d)] = int(line.split()[1])
         except (OSError, ValueError):
             pass
     total, todo, seen = 0, list(root_pids), set()
@@ -52,7 +61,7 @@ def tree_rss_kib(root_pids):
         if p in seen:
             continue
         seen.add(p)
-        total += rss.get(p, 0)
+        total += pss_kib(p)
         todo += kids.get(p, [])
     return total
 
@@ -156,7 +165,7 @@ def main():
             for label, fn in (order if r % 2 == 0 else order[::-1]):
                 res[label].append(fn())
             print(f"bench-browser: round {r + 1}/{ROUNDS}: " + ", ".join(
-                f"{k} start {v[-1][0]:.1f}s page {v[-1][1]:.1f}s rss {v[-1][2] / 1024:.0f}M"
+                f"{k} start {v[-1][0]:.1f}s page {v[-1][1]:.1f}s pss {v[-1][2] / 1024:.0f}M"
                 for k, v in res.items()), file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -164,7 +173,7 @@ def main():
     print(f"{'':<28} {'mvm (median)':>14} {'host (median)':>14} {'mvm / host':>11}")
     for i, (label, unit, scale) in enumerate((("create -> CDP answers", "s", 1),
                                               ("CDP -> test page loaded", "s", 1),
-                                              ("peak host RSS", "MiB", 1 / 1024))):
+                                              ("peak host PSS", "MiB", 1 / 1024))):
         m = statistics.median(x[i] for x in res["mvm"]) * scale
         h = statistics.median(x[i] for x in res["host"]) * scale
         ratio = statistics.median(a[i] / b[i] for a, b in zip(res["mvm"], res["host"]))
