@@ -89,18 +89,27 @@ unit: $(BUILD)/unit-tests $(BUILD)/mvm
 # minimal takes seconds; debian (debootstrap, needs root and the network)
 # took 3.3-4.7 min on the loaded 2-core dev VM and is reused afterwards.
 # The test box sees the store read-only, so tests need them built here first.
-.PHONY: images image-minimal image-debian test-images
+.PHONY: images image-minimal image-debian image-browser test-images
 IMAGE_DIR ?= $(or $(MVM_IMAGE_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/mvm/images)
-images: image-minimal image-debian
+images: image-minimal image-debian image-browser
 image-minimal: $(BUILD)/mvm guest
 	@MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build minimal
 image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	@MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build debian
-# `make test` builds both (well inside CI's budget); without root the
-# debian image is left out and tests/integration/image-debian.sh skips.
+# browser: debian + Chromium and its display stack (images/browser/). The
+# guest scripts live in the image, so a store image built from other inputs
+# than this checkout's is rebuilt (their hash is recorded in browser.json).
+BROWSER_INPUTS := images/build-browser.sh images/image-lib.sh $(sort $(wildcard images/browser/*))
+image-browser: $(BUILD)/mvm | $(DEPS_OK)
+	@h=$$(cat $(BROWSER_INPUTS) | sha256sum | cut -c1-16); \
+	if grep -q "\"inputs\": \"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
+		echo "image: browser is built from these inputs ($$h)"; \
+	else MVM_IMAGE_INPUTS=$$h MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build --force browser; fi
+# `make test` builds them all (well inside CI's budget); without root the
+# Debian-based images are left out and their tests skip.
 test-images: image-minimal
-	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
-	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian image-browser; \
+	else echo "images: not root, debian and browser images not built (sudo make image-debian image-browser)"; fi
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.

@@ -70,6 +70,10 @@ static void mount_basics(const char *root)
 	snprintf(p, sizeof(p), "%s/dev/pts", root);
 	mkdir(p, 0755);
 	mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666");
+	/* POSIX shared memory (shm_open; Chromium's renderers, X's clients). */
+	snprintf(p, sizeof(p), "%s/dev/shm", root);
+	mkdir(p, 01777);
+	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	snprintf(p, sizeof(p), "%s/tmp", root);
 	mkdir(p, 01777);
 	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
@@ -203,7 +207,12 @@ static int enter_rootfs(const char *dev)
 	}
 	mount_basics("/newroot");
 	copy_agent("/newroot/run/mvm-agent");
-	if (chdir("/newroot") || chroot("/newroot") || chdir("/")) {
+	/* Move the disk over / before chroot (what switch_root does): a plain
+	 * chroot leaves the root differing from the mount namespace's, and the
+	 * kernel refuses CLONE_NEWUSER to a chrooted process (Chromium's sandbox
+	 * needs it). */
+	if (chdir("/newroot") || mount(".", "/", NULL, MS_MOVE, NULL) ||
+	    chroot(".") || chdir("/")) {
 		say("cannot enter the root disk");
 		return -1;
 	}

@@ -40,7 +40,9 @@ static const char usage_text[] =
 	"        must stay inside PATH's directory unless --trust-backing.\n"
 	"build   build root image NAME (minimal: busybox + the guest init, seconds,\n"
 	"        offline; debian: Debian 12 minbase via debootstrap from the host's\n"
-	"        apt mirror, needs root and the network) into the store as NAME.ext4\n"
+	"        apt mirror, needs root and the network; browser: debian + Chromium,\n"
+	"        Xvfb, openbox, x11vnc/noVNC, xdotool, scrot and a user 'browser')\n"
+	"        into the store as NAME.ext4\n"
 	"        (raw ext4, sparse) + NAME.json. A built image is reused unless\n"
 	"        --force. Builders are images/build-NAME.sh. Boot one with\n"
 	"        'mvm run --image NAME' (a throw-away overlay; the image stays intact).\n"
@@ -431,7 +433,7 @@ static int cmd_build(int argc, char **argv)
 		return usage(stderr, EXIT_USAGE);
 	if (builder_path(argv[optind], script, sizeof(script))) {
 		cli_err("image", "build: no builder for '%s' (images/build-%s.sh); "
-			"known: minimal, debian", argv[optind], argv[optind]);
+			"known: minimal, debian, browser", argv[optind], argv[optind]);
 		return EXIT_ERR;
 	}
 	dir = store_dir();
