@@ -27,6 +27,8 @@
 #include "tools/sandbox/sandbox.h"
 
 #define START_TIMEOUT_S 600	/* Chromium's first start under emulation takes minutes */
+/* The start program's own wait for CDP: inside our deadline, so it can still report why. */
+#define START_WAIT_ENV  "MVM_BROWSER_TIMEOUT=540"
 #define SHOT_TIMEOUT_S  120
 #define CDP_TIMEOUT_MS  (120 * 1000)
 #define CDP_REPLY_MAX   (64u << 10)
@@ -40,8 +42,9 @@
 static int run_guest(const char *name, char **argv, int out_fd, int err_fd, uint64_t max,
 		     int timeout_s, int *status, char *err, size_t errlen)
 {
-	char *env[] = { NULL };
-	struct ap_exec e = { .argv = argv, .env = env, .cwd = "", .timeout_ms = timeout_s * 1000u };
+	char *env[] = { START_WAIT_ENV, NULL };
+	struct ap_exec e = { .argv = argv, .env = env, .envc = 1, .cwd = "",
+			     .timeout_ms = timeout_s * 1000u };
 	struct exec_io io = { .in_fd = -1, .out_fd = out_fd, .err_fd = err_fd, .out_max = max };
 	struct ap_exit x = { 0 };
 	int fd = agent_connect(name, 10000), ret;
