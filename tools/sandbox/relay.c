@@ -192,7 +192,11 @@ static void on_conn(struct relay *r, int i, int kind, uint32_t ev)
 	if (!c)
 		return;
 	if (c->state != RC_PIPE) {
-		if (kind != K_VS || setup_read(c))
+		/* Only the guest side is watched in set-up: a client-side event is
+		 * a stale one for an earlier connection in this slot. */
+		if (kind != K_VS)
+			return;
+		if (setup_read(c))
 			return conn_close(r, i);
 		if (c->state != RC_PIPE)
 			return;
