@@ -18,6 +18,14 @@ command -v node >/dev/null || fail "node is missing (tools/deps.sh installs node
 [ -d tests/browser/node_modules/puppeteer-core ] ||
 	fail "tests/browser/node_modules is missing: run 'make browser-client'"
 cdp_check() { node tests/browser/cdp-check.mjs "$@"; }
+# Progress on stderr (the runner shows the log's tail): where the time goes.
+t_start=$(date +%s)
+step() { echo "browser-cdp: $(( $(date +%s) - t_start ))s: $*" >&2; }
+# What the guest and the relay said, when a step fails.
+diag() {
+	"$MVM" exec web -- tail -n 15 /var/log/mvm-browser.log 2>&1 | sed 's/^/  guest log: /' >&2
+	tail -n 5 "$MVM_STATE_DIR/web/relay.log" 2>/dev/null | sed 's/^/  relay log: /' >&2
+}
 # jget JSON KEY...: one value of a JSON text (None for null).
 jget() {
 	python3 -c 'import json, sys
@@ -46,11 +54,13 @@ chmod 755 "$T/www/cgi-bin/greet"
 echo "host-loopback-secret" > "$T/secret.txt"
 bg python3 -m http.server 18555 --bind 127.0.0.1 --directory "$T"
 
-sb_create web --image browser --memory 1536M --cpus 2 $NET_DNS --allow allowed.test:8080/tcp
+step "create"
+sb_create web --image browser --memory 1024M --cpus 2 $NET_DNS --allow allowed.test:8080/tcp
+step "mvm browser"
 t0=$(date +%s)
 run_mvm browser --json web
-expect_eq "mvm browser" 0 "$rc"
-echo "browser: mvm browser took $(( $(date +%s) - t0 )) s" >&2
+[ "$rc" = 0 ] || { diag; fail "mvm browser: status $rc"; }
+step "mvm browser took $(( $(date +%s) - t0 )) s"
 ep=$(cat "$T/out")
 cdp=$(jget "$ep" cdp)
 port=${cdp##*:}
@@ -75,6 +85,7 @@ for host in ("127.0.0.1:" + p, "localhost:" + p):
 PY
 
 # The form, through puppeteer's connect({browserURL}).
+step "puppeteer: form"
 cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || fail "puppeteer: form"
 form=$(cat "$T/form.json")
 expect_eq "the server's answer" "hello mvm-agent" "$(jget "$form" answer)"
@@ -82,6 +93,7 @@ expect_eq "CDP screenshot is a PNG" "89504e470d0a1a0a" "$(jget "$form" png)"
 expect_match "puppeteer followed our ws URL" "^ws://127\\.0\\.0\\.1:$port/" "$(jget "$form" ws)"
 
 # Not allowlisted: the name does not resolve, and the attempt is an event.
+step "puppeteer: blocked.test"
 cdp_check blocked "$cdp" "http://blocked.test:8080/hello.txt" > "$T/blocked.json" || fail "puppeteer: blocked"
 expect_match "blocked.test fails" 'ERR_NAME_NOT_RESOLVED' "$(jget "$(cat "$T/blocked.json")" error)"
 "$MVM" events web > "$T/events" 2>&1
@@ -105,6 +117,7 @@ grep -q '^browser .*chrom.*--type=renderer' "$T/ps" || fail "no renderer as user
 ! grep -q '^root .*chrom' "$T/ps" || fail "a Chromium process runs as root"
 
 # mvm screenshot: a PNG of the display's size, not blank.
+step "mvm screenshot"
 t0=$(date +%s%N)
 run_mvm screenshot web "$T/shot.png"
 expect_eq "mvm screenshot" 0 "$rc"
@@ -143,7 +156,9 @@ PY
 # Checkpoint with the answer page open; close it; roll back. An open CDP
 # connection is dropped by the rollback (its vsock stream is reset); a new one
 # finds the page as it was at the checkpoint.
+step "checkpoint"
 tag=$("$MVM" checkpoint web) || fail "checkpoint"
+step "close the page"
 cdp_check close "$cdp" > "$T/close.json" || fail "puppeteer: close"
 cdp_check pages "$cdp" > "$T/pages.json" || fail "puppeteer: pages after close"
 ! grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not close"
@@ -153,13 +168,16 @@ i=0
 until grep -q connected "$T/hold.out" 2>/dev/null; do
 	i=$((i + 1)); [ $i -lt 1200 ] || fail "the holding client did not connect"; sleep 0.2
 done
+step "rollback"
 run_mvm rollback web "$tag"
 expect_eq "rollback" 0 "$rc"
 wait $hold || fail "holding client: $(cat "$T/hold.err")"
 expect_match "an open CDP connection is dropped by the rollback" '"disconnected":true' "$(tail -1 "$T/hold.out")"
+step "mvm browser after the rollback"
 run_mvm browser web
-expect_eq "mvm browser after rollback" 0 "$rc"
+[ "$rc" = 0 ] || { diag; fail "mvm browser after rollback: status $rc"; }
 expect_eq "same endpoint after rollback" "$cdp" "$(cat "$T/out")"
 cdp_check pages "$cdp" > "$T/pages.json" || fail "puppeteer: pages after rollback"
 grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not come back: $(cat "$T/pages.json")"
+step "done"
 echo "ok"

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -130,6 +131,27 @@ Test(browser, half_pipe_moves_bytes_and_half_closes)
 	h.eof = h.done = false;
 	h.len = 1; h.off = 0;
 	cr_assert_lt(ap_half_step(&h, false), 0, "a dead peer ends the pipe");
+}
+
+Test(browser, http_reply_is_complete_by_content_length)
+{
+	const char *h = "HTTP/1.1 200 OK\r\nContent-Type:application/json\r\nContent-Length:5\r\n\r\n";
+	char b[256];
+
+	snprintf(b, sizeof(b), "%s", "HTTP/1.1 200 OK\r\nContent-Len");
+	cr_assert_eq(browser_http_complete(b, strlen(b)), 0, "headers not complete yet");
+	snprintf(b, sizeof(b), "%s{\"a\"", h);
+	cr_assert_eq(browser_http_complete(b, strlen(b)), 0, "4 of 5 body bytes");
+	snprintf(b, sizeof(b), "%s{\"a\"}", h);
+	cr_assert_eq(browser_http_complete(b, strlen(b)), 1);
+	snprintf(b, sizeof(b), "HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n");
+	cr_assert_eq(browser_http_complete(b, strlen(b)), 1, "header names are case-insensitive");
+	snprintf(b, sizeof(b), "HTTP/1.1 200 OK\r\nX: y\r\n\r\nbody");
+	cr_assert_eq(browser_http_complete(b, strlen(b)), -EPROTO, "no Content-Length");
+	snprintf(b, sizeof(b), "HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n");
+	cr_assert_eq(browser_http_complete(b, strlen(b)), -EPROTO, "absurd length");
+	snprintf(b, sizeof(b), "HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n");
+	cr_assert_eq(browser_http_complete(b, strlen(b)), -EPROTO);
 }
 
 Test(browser, verbs_parse_their_arguments)

@@ -144,6 +144,9 @@ static int cdp_get_version(uint16_t port, uint64_t deadline, char *buf, size_t c
 		if (n <= 0)
 			break;
 		len += (size_t)n;
+		/* Chromium keeps the connection open: done when the body is in. */
+		if (browser_http_complete(buf, len) == 1)
+			break;
 	}
 	close(fd);
 	buf[len] = 0;

@@ -39,6 +39,12 @@ int browser_parse_start(const char *text, struct browser_start *bs);
  * [A-Za-z0-9-] and nothing after it. 0 or -EPROTO. Pure. */
 int browser_ws_id(const char *url, char id[BROWSER_ID_MAX + 1]);
 
+/* Whether the HTTP response in @b (@n bytes) is complete: its headers and
+ * as many body bytes as its Content-Length says (Chromium keeps the
+ * connection open whatever the request asks). 1 complete, 0 not yet,
+ * -EPROTO headers without a usable Content-Length. Pure. */
+int browser_http_complete(const char *b, size_t n);
+
 /* A PNG's signature and its first chunk, IHDR (13 bytes, CRC checked):
  * width and height 1..SHOT_DIM_MAX, a valid bit depth / colour type pair,
  * compression, filter and interlace methods PNG defines. @n: bytes in @b.

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "tools/sandbox/browser.h"
 
@@ -55,6 +56,33 @@ int browser_ws_id(const char *url, char id[BROWSER_ID_MAX + 1])
 	memcpy(id, p, n);
 	id[n] = 0;
 	return 0;
+}
+
+int browser_http_complete(const char *b, size_t n)
+{
+	const char *end = memmem(b, n, "\r\n\r\n", 4), *line;
+	static const char name[] = "\r\nContent-Length:";
+	unsigned long long cl = 0;
+	size_t head;
+	int digits = 0;
+
+	if (!end)
+		return 0;
+	head = (size_t)(end - b) + 4;
+	for (line = b; line && line < end; line = memchr(line + 2, '\r', (size_t)(end - line - 1))) {
+		const char *v;
+
+		if ((size_t)(end - line) < sizeof(name) - 1 || strncasecmp(line, name, sizeof(name) - 1))
+			continue;
+		for (v = line + sizeof(name) - 1; *v == ' '; v++)
+			;
+		for (; *v >= '0' && *v <= '9' && digits < 9; v++, digits++)
+			cl = cl * 10 + (unsigned)(*v - '0');
+		if (!digits || (*v != '\r' && *v != ' '))
+			return -EPROTO;
+		return n - head >= cl ? 1 : 0;
+	}
+	return -EPROTO;
 }
 
 /* CRC-32 as PNG (and zlib) define it; a few dozen bytes, bit by bit. */
