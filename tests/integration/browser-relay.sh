@@ -10,6 +10,8 @@
 . tests/integration/sandbox.lib
 
 sb_create br --net none --memory 256M
+# running PID: alive and not a zombie (the box's init may reap late).
+running() { [ -e "/proc/$1" ] && ! grep -q ') Z ' "/proc/$1/stat" 2>/dev/null; }
 
 # The stand-ins: "CDP" is busybox httpd serving /json/version on 9222, the
 # "noVNC" port 6080 echoes bytes back (nc -e cat); /srv/mode picks hostile
@@ -82,7 +84,7 @@ expect_eq "the same relay is reused" "$cdp" "$(python3 -c 'import json,sys; prin
 vnc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vnc"].split(":")[2].split("/")[0])' "$T/out")
 
 # Through the relay: an HTTP request to the guest's loopback, and 4 MiB both
-# ways through the echo, byte for byte, with half-close; 8 at once.
+# ways through the echo, byte for byte, with half-close; 4 at once.
 python3 - "$port" "$vnc" <<'PY' || fail "bytes through the relay"
 import socket, sys, threading, hashlib, os
 cdp, vnc = int(sys.argv[1]), int(sys.argv[2])
@@ -111,7 +113,7 @@ def echo(i):
             errors.append("conn %d: %d bytes back of %d" % (i, len(got), len(data)))
     except Exception as e:
         errors.append("conn %d: %r" % (i, e))
-ts = [threading.Thread(target=echo, args=(i,)) for i in range(8)]
+ts = [threading.Thread(target=echo, args=(i,)) for i in range(4)]
 [t.start() for t in ts]; [t.join() for t in ts]
 assert not errors, errors
 PY
@@ -162,7 +164,7 @@ expect_match "forged url" 'not a DevTools' "$(cat "$T/err")"
 
 # --- lifetime: mvm stop, the VMM's death, rm ---
 "$MVM" stop br >/dev/null 2>&1 || fail "stop"
-[ ! -e /proc/$rpid ] || fail "mvm stop left the relay running"
+! running "$rpid" || fail "mvm stop left the relay running"
 [ ! -e "$MVM_STATE_DIR/br/relay.json" ] || fail "mvm stop left relay.json"
 "$MVM" start br >/dev/null 2>&1 || fail "start"
 install
@@ -171,13 +173,13 @@ expect_eq "mvm browser after a restart" 0 "$rc"
 rpid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$MVM_STATE_DIR/br/relay.json")
 kill -9 "$(cat "$MVM_STATE_DIR/br/pid")"
 i=0
-while [ -e /proc/$rpid ] && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
-[ ! -e /proc/$rpid ] || fail "the relay outlived its VMM"
+while running "$rpid" && [ $i -lt 300 ]; do i=$((i + 1)); sleep 0.1; done
+! running "$rpid" || fail "the relay outlived its VMM"
 "$MVM" start br >/dev/null 2>&1 || fail "start after kill"
 install
 run_mvm browser br
 expect_eq "mvm browser after the VMM died" 0 "$rc"
 rpid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$MVM_STATE_DIR/br/relay.json")
 "$MVM" rm -f br >/dev/null 2>&1 || fail "rm -f"
-[ ! -e /proc/$rpid ] || fail "mvm rm left the relay running"
+! running "$rpid" || fail "mvm rm left the relay running"
 echo "ok"
