@@ -13,7 +13,8 @@
 #include <sys/types.h>
 
 #define RELAY_MAX_FWD   4
-#define RELAY_MAX_CONNS 64		/* open connections at once; more are closed at accept */
+#define RELAY_MAX_CONNS 32		/* open connections at once; more are closed at accept
+					 * (the VMM has 48 vsock connections in all: exec and cp keep 16) */
 #define RELAY_BUF       (64u << 10)	/* bytes held per direction per connection */
 #define RELAY_SETUP_MS  15000		/* vsock handshake + agent answer, per connection */
 
