@@ -20,11 +20,23 @@ async function connect() {
 	return puppeteer.connect({ browserURL: cdp, protocolTimeout: STEP_MS, defaultViewport: null });
 }
 
+// A new tab that opens @url itself (Target.createTarget), rather than
+// newPage() + goto(): that navigation leaves about:blank's renderer for a new
+// one, and in the emulated box an evaluate sent around that swap can go
+// unanswered. Waits until the document is complete.
+async function openTab(b, url) {
+	const s = await b.target().createCDPSession();
+	await s.send("Target.createTarget", { url });
+	const t = await b.waitForTarget((x) => x.url() === url, { timeout: STEP_MS });
+	const page = await t.page();
+	page.setDefaultTimeout(STEP_MS);
+	await page.waitForFunction(() => document.readyState === "complete", { polling: 500 });
+	return page;
+}
+
 async function form() {
 	const b = await connect();
-	const page = await b.newPage();
-	page.setDefaultTimeout(STEP_MS);
-	await page.goto(`${arg}/form.html`, { waitUntil: "load" });
+	const page = await openTab(b, `${arg}/form.html`);
 	await page.type("#name", "mvm-agent");
 	await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#go")]);
 	const answer = await page.$eval("#answer", (e) => e.textContent);
@@ -35,6 +47,10 @@ async function form() {
 	await b.disconnect();
 }
 
+// At most @ms for @p; @dflt after that (an evaluate the box never answers).
+const within = (p, ms, dflt) => Promise.race([p.catch(() => dflt),
+	new Promise((r) => setTimeout(() => r(dflt), ms).unref())]);
+
 async function navigate() {
 	const b = await connect();
 	const page = await b.newPage();
@@ -44,7 +60,7 @@ async function navigate() {
 	} catch (e) {
 		error = String(e.message || e);
 	}
-	const body = await page.evaluate(() => document.body ? document.body.innerText : "").catch(() => "");
+	const body = error ? "" : await within(page.evaluate(() => document.body ? document.body.innerText : ""), 30000, "");
 	out({ error, body: body.slice(0, 200) });
 	await page.close();
 	await b.disconnect();
@@ -54,7 +70,7 @@ async function pages() {
 	const b = await connect();
 	const list = [];
 	for (const p of await b.pages()) {
-		const answer = await p.$eval("#answer", (e) => e.textContent).catch(() => null);
+		const answer = await within(p.$eval("#answer", (e) => e.textContent), 60000, null);
 		list.push({ url: p.url(), answer });
 	}
 	out({ pages: list });
@@ -65,7 +81,7 @@ async function close() {
 	const b = await connect();
 	let closed = 0;
 	for (const p of await b.pages())
-		if (await p.$("#answer")) {
+		if (await within(p.$("#answer"), 60000, null)) {
 			await p.close();
 			closed++;
 		}
