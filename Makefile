@@ -37,7 +37,7 @@ DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-guest-io bench-hash \
-        bench-create-copy demo clean format install
+        bench-create-copy bench-browser demo clean format install
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -104,18 +104,27 @@ unit: $(BUILD)/unit-tests $(BUILD)/mvm
 # minimal takes seconds; debian (debootstrap, needs root and the network)
 # took 3.3-4.7 min on the loaded 2-core dev VM and is reused afterwards.
 # The test box sees the store read-only, so tests need them built here first.
-.PHONY: images image-minimal image-debian test-images
+.PHONY: images image-minimal image-debian image-browser test-images
 IMAGE_DIR ?= $(or $(MVM_IMAGE_DIR),$(or $(XDG_DATA_HOME),$(HOME)/.local/share)/mvm/images)
-images: image-minimal image-debian
+images: image-minimal image-debian image-browser
 image-minimal: $(BUILD)/mvm guest
 	@MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build minimal
 image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	@MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build debian
-# `make test` builds both (well inside CI's budget); without root the
-# debian image is left out and tests/integration/image-debian.sh skips.
+# browser: debian + Chromium and its display stack (images/browser/). The
+# guest scripts live in the image, so a store image built from other inputs
+# than this checkout's is rebuilt (their hash is recorded in browser.json).
+BROWSER_INPUTS := images/build-browser.sh images/image-lib.sh $(sort $(wildcard images/browser/*))
+image-browser: $(BUILD)/mvm | $(DEPS_OK)
+	@h=$$(cat $(BROWSER_INPUTS) | sha256sum | cut -c1-16); \
+	if grep -q "\"inputs\": \"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
+		echo "image: browser is built from these inputs ($$h)"; \
+	else MVM_IMAGE_INPUTS=$$h MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build --force browser; fi
+# `make test` builds them all (well inside CI's budget); without root the
+# Debian-based images are left out and their tests skip.
 test-images: image-minimal
-	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian; \
-	else echo "images: not root, debian image not built (sudo make image-debian)"; fi
+	@if [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory image-debian image-browser; \
+	else echo "images: not root, debian and browser images not built (sudo make image-debian image-browser)"; fi
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
@@ -125,13 +134,21 @@ $(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT)
 
+# puppeteer-core (a CDP client, no browser of its own) for tests/integration/browser-*.sh
+# and bench-browser, at the version pinned in tests/browser/package-lock.json.
+BROWSER_CLIENT := tests/browser/node_modules/.package-lock.json
+$(BROWSER_CLIENT): tests/browser/package.json tests/browser/package-lock.json
+	cd tests/browser && npm ci --no-audit --no-fund
+.PHONY: browser-client
+browser-client: $(BROWSER_CLIENT)
+
 # The same mvm with test hooks (tools/sandbox/test_attack.h), for
 # tests/integration/confine-attack.sh only; never what users run.
 testhooks: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
 		$(BUILD)/testhooks/mvm
 
-integration: $(BUILD)/mvm guest test-images mcp-client testhooks
+integration: $(BUILD)/mvm guest test-images mcp-client browser-client testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.
@@ -208,6 +225,12 @@ bench-snapshot: $(BUILD)/mvm guest
 # New sandboxes cold and from a template beside QEMU cold boot and -incoming; density.
 bench-start: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh python3 tests/bench/start.py
+
+# A browser sandbox beside Chromium on the host (tests/bench/browser.py): create->CDP,
+# CDP->loaded page, peak host RSS, as ratios. Installs the host peer (Debian's chromium).
+bench-browser: $(BUILD)/mvm guest browser-client
+	tools/deps.sh browser-peer
+	tests/nested/maybe-nested.sh python3 tests/bench/browser.py
 
 # Guest download throughput: mvm beside QEMU -netdev user (tests/bench/net.sh).
 bench-net: $(BUILD)/mvm guest

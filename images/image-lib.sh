@@ -5,6 +5,8 @@
 #   MVM_IMAGE_OUT   the image to write (…/NAME.ext4); NAME.json goes beside it
 #   MVM_IMAGE_SIZE  image size in bytes (0/unset: content + headroom)
 #   MVM_GUEST_DIR   where build/guest (mvm-init, mvm-agent) lives
+#   MVM_IMAGE_INPUTS  recorded as "inputs" in NAME.json (make's hash of the
+#                   builder's files, to tell a stale image)
 set -eu
 
 step_no=0
@@ -53,7 +55,8 @@ image_finish() {
   "content_bytes": $(( kib * 1024 )),
   "created": "$(date -u +%Y-%m-%dT%H:%M:%SZ)",
   "build_seconds": $(( $(date +%s) - t0 )),
-  "source": "$src"
+  "source": "$src",
+  "inputs": "${MVM_IMAGE_INPUTS:-}"
 }
 JSON
 	# Image first, then its metadata: NAME.json marks a finished build.
@@ -61,4 +64,131 @@ JSON
 	mv -f "$work/img" "$out"
 	mv -f "$work/json" "${out%.ext4}.json"
 	echo "image: done: $out ($(du -k "$out" | cut -f1) KiB on disk, $(( $(date +%s) - t0 ))s)"
+}
+
+# ---- Debian images (build-debian.sh, build-browser.sh) ----
+# Set by debian_bootstrap: suite, cache, mirror, security.
+
+# The mirror this machine's apt already uses (deb822 .sources or sources.list),
+# never a hard-coded one. Credentials in a URI are dropped. Prints
+# "MAIN-URI SECURITY-URI" (security may be empty).
+host_mirrors() {
+	{
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] || continue
+			awk '
+				function flush() { if (deb && uris != "") for (i = 1; i <= nu; i++) for (j = 1; j <= ns; j++) print u[i], s[j]; deb = 0; uris = ""; nu = ns = 0 }
+				/^[ \t]*$/ { flush(); next }
+				/^[ \t]*#/ { next }
+				tolower($1) == "types:" { for (i = 2; i <= NF; i++) if ($i == "deb") deb = 1 }
+				tolower($1) == "uris:" { uris = $0; nu = 0; for (i = 2; i <= NF; i++) u[++nu] = $i }
+				tolower($1) == "suites:" { ns = 0; for (i = 2; i <= NF; i++) s[++ns] = $i }
+				END { flush() }' "$f"
+		done
+		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+			[ -f "$f" ] || continue
+			sed -n 's/^[ \t]*deb[ \t]\+\(\[[^]]*\][ \t]\+\)\?\([^ \t]\+\)[ \t]\+\([^ \t]\+\).*/\2 \3/p' "$f"
+		done
+	} | sed 's#://[^/@]*@#://#' | awk -v suite="$suite" '
+		$1 !~ /^https?:\/\// { next }
+		$2 == suite && main == "" { main = $1 }
+		$2 == suite "-security" && sec == "" { sec = $1 }
+		$2 !~ /-(security|updates|backports)$/ && any == "" { any = $1 }
+		$2 ~ /-security$/ && anysec == "" { anysec = $1 }
+		END { if (main == "") main = any; if (sec == "") sec = anysec; print main, sec }'
+}
+
+# debian_bootstrap WHO: checks (debootstrap, root, a mirror), the stage, then
+# `debootstrap --variant=minbase` from the host's mirror with the shared
+# package cache (~/.cache/mvm/debootstrap). WHO names the builder in errors.
+debian_bootstrap() {
+	who=$1
+	suite=${MVM_DEBIAN_SUITE:-bookworm}
+	cache="${MVM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mvm}/debootstrap"
+	command -v debootstrap >/dev/null 2>&1 ||
+		{ echo "$who: debootstrap missing (run: make deps)" >&2; exit 1; }
+	[ "$(id -u)" = 0 ] ||
+		{ echo "$who: debootstrap needs root (try: sudo mvm image build ${who#build-})" >&2; exit 1; }
+	set -- $(host_mirrors)
+	mirror=${MVM_DEBIAN_MIRROR:-${1:-}}
+	security=${MVM_DEBIAN_SECURITY:-${2:-}}
+	[ -n "$mirror" ] || {
+		echo "$who: no Debian mirror in /etc/apt/sources.list{,.d}; set MVM_DEBIAN_MIRROR" >&2
+		exit 1
+	}
+	image_stage
+	mkdir -p "$cache"
+
+	step "debootstrap --variant=minbase $suite from the host's mirror ($mirror)"
+	# debootstrap's own I: lines are the progress; its log stays in the stage on failure.
+	debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$stage" "$mirror" 2>&1 |
+		sed -u 's/^/  /' || :
+	[ -x "$stage/usr/bin/apt-get" ] && [ -f "$stage/etc/debian_version" ] || {
+		echo "$who: debootstrap failed" >&2
+		tail -20 "$stage/debootstrap/debootstrap.log" 2>/dev/null >&2 || true
+		exit 1
+	}
+}
+
+# debian_configure: apt sources for the host's mirror (no credentials), no
+# recommends, and none of the host's identity in /etc.
+debian_configure() {
+	step "configuring apt (sources: the host's mirror, no credentials) and the system"
+	rm -f "$stage/etc/apt/sources.list" "$stage/etc/apt/auth.conf"
+	rm -rf "$stage/etc/apt/auth.conf.d"
+	{
+		printf 'Types: deb\nURIs: %s\nSuites: %s %s-updates\nComponents: main\n' "$mirror" "$suite" "$suite"
+		printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
+		if [ -n "$security" ]; then
+			printf '\nTypes: deb\nURIs: %s\nSuites: %s-security\nComponents: main\n' "$security" "$suite"
+			printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
+		fi
+	} > "$stage/etc/apt/sources.list.d/debian.sources"
+	# A throw-away VM: no recommends, no translations, no cached debs.
+	cat > "$stage/etc/apt/apt.conf.d/90mvm" <<APT
+APT::Install-Recommends "false";
+Acquire::Languages "none";
+APT
+	# Nothing of the host's identity stays in the image.
+	echo mvm > "$stage/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\tmvm\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$stage/etc/hosts"
+	rm -f "$stage/etc/resolv.conf"
+	: > "$stage/etc/machine-id"
+}
+
+# debian_install PKG...: apt-get install in the stage (chroot, no mounts),
+# from the sources debian_configure wrote. Downloaded packages go through
+# the shared cache, so a rebuild downloads nothing new. The host's resolver
+# is lent to the chroot for the duration only.
+debian_install() {
+	step "apt-get install $# packages and their dependencies ($*)"
+	arch=$stage/var/cache/apt/archives
+	mkdir -p "$arch/partial"
+	cp -l "$cache"/*.deb "$arch/" 2>/dev/null || cp "$cache"/*.deb "$arch/" 2>/dev/null || :
+	cp -L /etc/resolv.conf "$stage/etc/resolv.conf"
+	export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
+	chroot "$stage" apt-get -q update 2>&1 | sed -u 's/^/  /'
+	# Progress: one line per package unpacked and set up (apt's own lines).
+	if ! chroot "$stage" apt-get -q -y -o Dpkg::Use-Pty=0 install "$@" 2>&1 |
+		sed -u -n 's/^\(Get:[0-9]*\|Unpacking\|Setting up\|E:\)/  &/p'; then
+		:
+	fi
+	for p in "$@"; do
+		chroot "$stage" dpkg-query -W -f '${Status}\n' "$p" 2>/dev/null |
+			grep -q 'install ok installed' ||
+			{ echo "$who: apt-get install failed: $p is not installed" >&2; exit 1; }
+	done
+	for d in "$arch"/*.deb; do
+		[ -e "$d" ] && [ ! -e "$cache/${d##*/}" ] && cp "$d" "$cache/" || :
+	done
+	rm -f "$stage/etc/resolv.conf"
+}
+
+# debian_clean: no package caches or lists (apt-get update refreshes them),
+# no build logs.
+debian_clean() {
+	step "cleaning package caches and lists (apt-get update refreshes them)"
+	rm -rf "$stage/var/cache/apt/archives/"*.deb "$stage/var/cache/apt/"*.bin \
+		"$stage/var/lib/apt/lists/"* "$stage/debootstrap" "$stage/var/log/"*.log
+	mkdir -p "$stage/var/lib/apt/lists/partial"
 }

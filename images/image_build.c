@@ -73,7 +73,7 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 	err[0] = 0;
 	b->out = NULL;
 	if (builder_path(b->name, script, sizeof(script))) {
-		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian",
+		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian, browser",
 			 b->name, b->name);
 		return -ENOENT;
 	}

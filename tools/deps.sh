@@ -8,6 +8,10 @@ libcriterion-dev nettle-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-
 bc flex bison libelf-dev libssl-dev dwarves e2fsprogs cpio xz-utils
 python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap
 python3-pytest python3-setuptools nodejs"
+# `tools/deps.sh browser-peer`: also Debian's Chromium on the host, the peer
+# that `make bench-browser` compares a browser sandbox with (nothing else
+# needs it, so it is not installed by default).
+[ "${1:-}" != browser-peer ] || PKGS="$PKGS chromium"
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f '${db:Status-Abbrev}' "$p" 2>/dev/null || true)

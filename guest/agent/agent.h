@@ -23,6 +23,9 @@ void agent_exec_child(const struct ap_exec *e, int in, int out, int err, bool pt
 /* SYNC (snap_sync.c): after a rollback or restore, step the clock to the
  * host's and mix the host's entropy into the kernel RNG; answers OK/ERROR. */
 void agent_sync(int conn, const uint8_t *p, size_t len);
+/* TCP (tcp_pipe.c): connect to guest 127.0.0.1:PORT and, after OK, relay raw
+ * bytes between @conn and that socket until both directions end. */
+void agent_tcp(int conn, const uint8_t *p, size_t len);
 /* Send an ERROR frame with a printf-style message. */
 void agent_error(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -40,7 +40,8 @@ enum ap_type {
 	AP_SHUTDOWN = 22,	/* c→a: sync the disks and power off */
 	AP_PING = 23,		/* c→a: answered with OK (readiness probe) */
 	AP_SYNC = 24,		/* c→a: u64 sec, u32 nsec, 64 bytes entropy; after a rollback/restore */
-	AP_TYPE_MAX = 24,
+	AP_TCP = 25,		/* c→a: u16 port; OK, then raw bytes to/from guest 127.0.0.1:port */
+	AP_TYPE_MAX = 25,
 };
 
 #define AP_SYNC_SEED  64		/* entropy bytes in a SYNC frame */
@@ -153,5 +154,27 @@ bool ap_link_inside(const char *linkpath, const char *target);
 int ap_read_frame(int fd, struct ap_hdr *h, uint8_t *buf, size_t cap);
 int ap_write_frame(int fd, uint16_t type, const void *payload, size_t len);
 int ap_write_all(int fd, const void *p, size_t n);
+
+/*
+ * One direction of a byte pipe between two non-blocking stream sockets
+ * (TCP: guest/agent/tcp_pipe.c and the host's tools/sandbox/relay.c):
+ * bytes are moved, never parsed. At most @cap bytes are held; a side is
+ * read only when the buffer is empty, which is the back-pressure.
+ */
+struct ap_half {
+	int from, to;
+	uint8_t *buf;
+	size_t cap, off, len;
+	bool eof;		/* @from ended; @to gets SHUT_WR once drained */
+	bool done;		/* @to is shut down for writing */
+};
+/* A TCP stream to 127.0.0.1:@port (blocking connect). fd or -errno. */
+int ap_connect_loopback(uint16_t port);
+/* Whether @h wants to read @from now (buffer empty, no EOF yet). */
+bool ap_half_wants_read(const struct ap_half *h);
+/* Read @from if @readable and the buffer is empty, then write what is held
+ * to @to (EAGAIN leaves it held); SHUT_WR @to once @from ended and all is
+ * written. 0, or -errno when either socket failed (the pipe is over). */
+int ap_half_step(struct ap_half *h, bool readable);
 
 #endif

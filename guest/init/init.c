@@ -70,6 +70,10 @@ static void mount_basics(const char *root)
 	snprintf(p, sizeof(p), "%s/dev/pts", root);
 	mkdir(p, 0755);
 	mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "ptmxmode=0666");
+	/* POSIX shared memory (shm_open; Chromium's renderers, X's clients). */
+	snprintf(p, sizeof(p), "%s/dev/shm", root);
+	mkdir(p, 01777);
+	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
 	snprintf(p, sizeof(p), "%s/tmp", root);
 	mkdir(p, 01777);
 	mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777");
@@ -98,20 +102,26 @@ static void if_up(int s, const char *name)
 	}
 }
 
-/* eth0 (mvm's virtio-net on slirp): 10.0.2.15/24 via 10.0.2.2. IPv6 comes
- * from slirp's router advertisements. Returns 1 when eth0 exists. */
+/* lo up; eth0 (mvm's virtio-net on slirp): 10.0.2.15/24 via 10.0.2.2. IPv6
+ * comes from slirp's router advertisements. Returns 1 when eth0 exists. */
 static int net_up(void)
 {
 	struct ifreq ifr = { 0 };
 	struct rtentry rt = { 0 };
 	int s;
 
-	if (access("/sys/class/net/eth0", F_OK))
-		return 0;
+	/* Loopback always, --net none too: guest programs talk over it (the
+	 * browser's DevTools and noVNC, which `mvm browser` reaches over vsock). */
 	s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s >= 0)
+		if_up(s, "lo");
+	if (access("/sys/class/net/eth0", F_OK)) {
+		if (s >= 0)
+			close(s);
+		return 0;
+	}
 	if (s < 0)
 		return 1;
-	if_up(s, "lo");
 	snprintf(ifr.ifr_name, IFNAMSIZ, "eth0");
 	set_in(&ifr.ifr_addr, "10.0.2.15");
 	ioctl(s, SIOCSIFADDR, &ifr);
@@ -203,7 +213,12 @@ static int enter_rootfs(const char *dev)
 	}
 	mount_basics("/newroot");
 	copy_agent("/newroot/run/mvm-agent");
-	if (chdir("/newroot") || chroot("/newroot") || chdir("/")) {
+	/* Move the disk over / before chroot (what switch_root does): a plain
+	 * chroot leaves the root differing from the mount namespace's, and the
+	 * kernel refuses CLONE_NEWUSER to a chrooted process (Chromium's sandbox
+	 * needs it). */
+	if (chdir("/newroot") || mount(".", "/", NULL, MS_MOVE, NULL) ||
+	    chroot(".") || chdir("/")) {
 		say("cannot enter the root disk");
 		return -1;
 	}

@@ -19,6 +19,12 @@ sum=$(sha256sum < "$T/root.img")
 sb_create img --image "$T/root.img"
 run_mvm exec img -- cat /etc/marker
 expect_eq "root from the image" "image-root" "$(cat "$T/out")"
+# The root disk is moved over / (not chroot'ed into): the kernel refuses
+# new user namespaces to a chrooted process (Chromium's sandbox needs them);
+# POSIX shared memory has its tmpfs.
+run_mvm exec img -- sh -c 'unshare -U -r true && echo userns-ok; grep -c "^tmpfs /dev/shm tmpfs" /proc/mounts'
+expect_eq "user namespaces and /dev/shm on the root disk" "userns-ok
+1" "$(cat "$T/out")"
 run_mvm exec img -- sh -c 'echo kept > /root/note && sync'
 ov="$MVM_STATE_DIR/img/root.qcow2"
 expect_eq "the sandbox's disk is a qcow2 overlay" "QFI" "$(head -c 3 "$ov")"

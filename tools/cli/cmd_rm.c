@@ -9,6 +9,7 @@
 #include "common/cli_util.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
+#include "tools/sandbox/relay.h"
 #include "tools/sandbox/sandbox.h"
 
 static const char rm_usage[] =
@@ -49,6 +50,7 @@ int cmd_rm(int argc, char **argv)
 			return MVM_EXIT_ERROR;
 		}
 	}
+	relay_stop(name);
 	/* baseline_remove() also clears a killed diff's tmp-diff-*; the rest,
 	 * checkpoint directories included, goes with the state dir. */
 	if (baseline_remove(name) || sb_remove_state(name)) {

@@ -16,6 +16,10 @@ int cmd_events(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
+int cmd_relay(int argc, char **argv);	/* internal: the browser relay */
+/* `mvm browser NAME` (cmd_browser.c), `mvm screenshot NAME FILE` (cmd_screenshot.c). */
+int cmd_browser(int argc, char **argv);
+int cmd_screenshot(int argc, char **argv);
 
 /* Argument parsers of the verbs (tools/cli/verb_args.h): 0, 1 for --help,
  * -1 after a usage error. They run nothing. */
@@ -31,6 +35,11 @@ int start_parse(int argc, char **argv, struct verb_args *a);
 int stop_parse(int argc, char **argv, struct verb_args *a);
 struct cp_out;
 int cp_parse(int argc, char **argv, struct verb_args *a, struct cp_out *out);	/* SRC DST */
+int screenshot_parse(int argc, char **argv, struct verb_args *a);	/* NAME FILE */
+struct browser_opts {
+	bool json, headless;
+};
+int browser_parse(int argc, char **argv, struct verb_args *a, struct browser_opts *o);
 int net_parse(int argc, char **argv, struct verb_args *a);	/* VERB NAME [RULE|DEST] */
 
 #define EXEC_MAX_ENV 256

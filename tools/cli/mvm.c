@@ -40,6 +40,8 @@ static const struct verb verbs[] = {
 	{ "restore", cmd_restore, "start a new sandbox from a snapshot" },
 	{ "fork", cmd_fork, "snapshot a running sandbox and start a copy of it" },
 	{ "template", cmd_template, "named starting points for fast new sandboxes (create, ls, rm)" },
+	{ "browser", cmd_browser, "start Chromium in a sandbox; print its CDP endpoint on the host" },
+	{ "screenshot", cmd_screenshot, "the sandbox's display as a PNG file" },
 	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout" },
 };
 
@@ -76,6 +78,8 @@ int main(int argc, char **argv)
 	/* Internal, not in the help: the daemon that create/start launch. */
 	if (!strcmp(argv[1], "vmm"))
 		return cmd_vmm(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "relay"))
+		return cmd_relay(argc - 1, argv + 1);
 	fprintf(stderr, "mvm: unknown command '%s' (see 'mvm help')\n", argv[1]);
 	return MVM_EXIT_USAGE;
 }

@@ -72,6 +72,16 @@ int verb_parse_exit(int r, const char *usage)
 	return r > 0 ? 0 : MVM_EXIT_USAGE;
 }
 
+bool verb_sandbox_running(const char *verb, const char *name)
+{
+	if (!verb_sandbox_ok(verb, name))
+		return false;
+	if (sb_vmm_pid(name) > 0)
+		return true;
+	cli_err(verb, "sandbox %s is not running (mvm start %s)", name, name);
+	return false;
+}
+
 bool verb_sandbox_ok(const char *verb, const char *name)
 {
 	if (sb_name_ok(name) && sb_exists(name))

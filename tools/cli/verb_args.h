@@ -40,6 +40,10 @@ int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, stru
 /* Whether the sandbox @name exists; false after saying so under @verb. */
 bool verb_sandbox_ok(const char *verb, const char *name);
 
+/* Whether the sandbox @name exists and its VMM runs; false after saying
+ * which is not so under @verb. */
+bool verb_sandbox_running(const char *verb, const char *name);
+
 /* After verb_parse's @r (1 or -1): print @usage for --help; the exit status. */
 int verb_parse_exit(int r, const char *usage);
 

@@ -3,6 +3,7 @@
 #define MVM_AGENT_CLIENT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "guest/agent/proto.h"
 
@@ -20,6 +21,8 @@ struct exec_io {
 	int in_fd;		/* -1: no stdin */
 	int out_fd, err_fd;
 	bool tty;		/* local terminal in raw mode, window size forwarded */
+	uint64_t out_max;	/* 0: unbounded; else stdout and stderr each at most this
+				 * many bytes, more ends the exec with -EFBIG */
 };
 
 /*

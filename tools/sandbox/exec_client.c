@@ -38,6 +38,7 @@ struct xc {
 	uint8_t *rx; size_t rx_len;
 	uint8_t *tx; size_t tx_off, tx_len;
 	bool stdin_open, done, out_broken;
+	uint64_t out_bytes, err_bytes;	/* written so far, against io->out_max */
 	uint64_t kill_pending;		/* signals to forward (bit n: signal n), coalesced */
 	bool resize_pending;
 	int interrupts;			/* SIGINT/SIGTERM/SIGHUP seen: the second detaches */
@@ -145,6 +146,15 @@ static void guest_text(const uint8_t *p, size_t n, char *out, size_t cap)
 	ps_escape(raw, out, cap);
 }
 
+/* A bounded caller (out_max) takes no more than that from the guest. */
+static bool over_cap(struct xc *c, const struct ap_hdr *h)
+{
+	uint64_t *n = h->type == AP_STDOUT ? &c->out_bytes : &c->err_bytes;
+
+	*n += h->len;
+	return c->io->out_max && *n > c->io->out_max;
+}
+
 static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
 {
 	char msg[1024];
@@ -153,6 +163,8 @@ static void frame(struct xc *c, const struct ap_hdr *h, const uint8_t *p)
 	switch (h->type) {
 	case AP_STDOUT:
 	case AP_STDERR:
+		if (over_cap(c, h))
+			return fail(c, -EFBIG, "the command's output exceeds the limit");
 		if (!c->out_broken && ap_write_all(fd, p, h->len))
 			c->out_broken = true;	/* e.g. `| head`: drop the rest, keep running */
 		return;

@@ -93,11 +93,10 @@ static pid_t parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
-/* Whether @pid is the VMM of @name (not a recycled pid): `mvm vmm NAME`, or
- * the VMM child of `mvm run` (pid P) whose sandbox is run-P. */
-static bool is_our_vmm(pid_t pid, const char *name)
+/* @pid's argv as NUL-separated words; @a1 and @a2 point at argv[1] and argv[2] ("" if absent). */
+static bool read_args(pid_t pid, char *cmd, size_t cap, const char **a1, const char **a2)
 {
-	char p[64], cmd[512];
+	char p[64];
 	ssize_t n;
 	int fd;
 
@@ -105,23 +104,41 @@ static bool is_our_vmm(pid_t pid, const char *name)
 	fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	n = read(fd, cmd, sizeof(cmd) - 1);
+	n = read(fd, cmd, cap - 2);
 	close(fd);
 	if (n <= 0)
-		return false;
-	cmd[n] = 0;
-	/* argv: mvm vmm NAME */
-	const char *a1 = cmd + strlen(cmd) + 1;
-	if (a1 < cmd + n && !strcmp(a1, "run")) {
-		char own[32];
+		return false;	/* gone, or a zombie */
+	cmd[n] = cmd[n + 1] = 0;
+	*a1 = cmd + strlen(cmd) + 1;
+	*a2 = *a1 < cmd + n ? *a1 + strlen(*a1) + 1 : cmd + n;
+	if (*a2 > cmd + n)
+		*a2 = cmd + n;
+	return true;
+}
 
+bool sb_pid_is(pid_t pid, const char *verb, const char *name)
+{
+	char cmd[512];
+	const char *a1, *a2;
+
+	return pid > 0 && read_args(pid, cmd, sizeof(cmd), &a1, &a2) && !strcmp(a1, verb) &&
+	       !strcmp(a2, name);
+}
+
+/* Whether @pid is the VMM of @name (not a recycled pid): `mvm vmm NAME`, or
+ * the VMM child of `mvm run` (pid P) whose sandbox is run-P. */
+static bool is_our_vmm(pid_t pid, const char *name)
+{
+	char cmd[512], own[32];
+	const char *a1, *a2;
+
+	if (!read_args(pid, cmd, sizeof(cmd), &a1, &a2))
+		return false;
+	if (!strcmp(a1, "run")) {
 		snprintf(own, sizeof(own), "run-%d", (int)parent_of(pid));
 		return !strcmp(own, name);
 	}
-	if (a1 >= cmd + n || strcmp(a1, "vmm"))
-		return false;
-	const char *a2 = a1 + strlen(a1) + 1;
-	return a2 < cmd + n && !strcmp(a2, name);
+	return !strcmp(a1, "vmm") && !strcmp(a2, name);
 }
 
 static void remove_stale(const char *name)

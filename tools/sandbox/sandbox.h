@@ -71,6 +71,8 @@ void sb_config_free(struct sb_config *c);
  * process that is gone (the VMM crashed: stale sockets are removed here).
  */
 pid_t sb_vmm_pid(const char *name);
+/* Whether @pid runs `mvm VERB NAME ...` (not a recycled pid, not a zombie). */
+bool sb_pid_is(pid_t pid, const char *verb, const char *name);
 /* "running", "paused", "stopped" or "crashed". */
 const char *sb_status(const char *name, pid_t *pid);
 

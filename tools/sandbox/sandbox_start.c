@@ -12,6 +12,7 @@
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
+#include "tools/sandbox/relay.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_cgroup.h"
 
@@ -149,6 +150,8 @@ int sb_stop(const char *name, int timeout_s)
 {
 	pid_t pid = sb_vmm_pid(name);
 	char err[256], p[PATH_MAX];
+
+	relay_stop(name);	/* it would exit with the VMM anyway; not a moment later */
 
 	if (pid <= 0) {
 		if (pid < 0 && !sb_path(name, "pid", p, sizeof(p)))

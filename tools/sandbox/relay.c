@@ -1,0 +1,298 @@
+/*
+ * The relay process (relay.h): one epoll loop over the listening sockets,
+ * the VMM's pidfd and every connection's two sockets. A connection first
+ * opens a stream to the guest agent through vsock.sock ("CONNECT 1024",
+ * then a TCP frame naming the guest port) and waits, under a deadline, for
+ * "OK <port>" and the agent's OK frame; from then on bytes are moved both
+ * ways and never looked at. The guest is an attacker: nothing it sends can
+ * make this process wait without a deadline or hold more than RELAY_BUF per
+ * direction per connection.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "common/mono_time.h"
+#include "guest/agent/proto.h"
+#include "tools/sandbox/relay.h"
+#include "tools/sandbox/sandbox.h"
+
+enum { K_LISTEN, K_PID, K_CLI, K_VS };
+enum { RC_LINE, RC_HDR, RC_PIPE };
+
+struct rconn {
+	int cli, vs;
+	bool cli_on, vs_on;		/* registered with epoll */
+	int state;
+	uint64_t deadline;		/* setup only (ms, CLOCK_MONOTONIC) */
+	char line[32];
+	size_t line_len;
+	uint8_t hdr[AP_HDR_SIZE];
+	size_t hdr_len;
+	struct ap_half up, down;	/* up: client → guest; down: guest → client */
+	uint8_t ubuf[RELAY_BUF], dbuf[RELAY_BUF];
+};
+
+struct relay {
+	int ep, dirfd, pidfd, n;
+	int lfd[RELAY_MAX_FWD];
+	uint16_t gport[RELAY_MAX_FWD];
+	struct rconn *c[RELAY_MAX_CONNS];
+};
+
+static uint64_t tag(int kind, int idx)
+{
+	return (uint64_t)idx << 8 | (uint64_t)kind;
+}
+
+/* (Un)register @fd so that epoll reports only @ev; with nothing wanted it is
+ * left out entirely (a hung-up socket would otherwise be reported forever). */
+static void interest(struct relay *r, int fd, bool *on, uint32_t ev, uint64_t t)
+{
+	struct epoll_event e = { .events = ev, .data.u64 = t };
+
+	if (!ev) {
+		if (*on)
+			epoll_ctl(r->ep, EPOLL_CTL_DEL, fd, NULL);
+		*on = false;
+		return;
+	}
+	if (epoll_ctl(r->ep, *on ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &e) == 0)
+		*on = true;
+}
+
+static void conn_close(struct relay *r, int i)
+{
+	struct rconn *c = r->c[i];
+
+	if (c->cli >= 0)
+		close(c->cli);	/* closing drops the epoll registration too */
+	if (c->vs >= 0)
+		close(c->vs);
+	free(c);
+	r->c[i] = NULL;
+}
+
+/* A stream to the agent carrying "CONNECT 1024\n" and the TCP request. fd or -errno. */
+static int open_guest(struct relay *r, uint16_t gport)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	uint8_t req[48], port[2] = { (uint8_t)gport, (uint8_t)(gport >> 8) };
+	int n = snprintf((char *)req, sizeof(req), "CONNECT %u\n", AP_PORT);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/vsock.sock", r->dirfd);
+	ap_hdr_encode(req + n, AP_TCP, sizeof(port));
+	memcpy(req + n + AP_HDR_SIZE, port, sizeof(port));
+	n += AP_HDR_SIZE + (int)sizeof(port);
+	/* A fresh socket's buffer takes these few bytes at once; anything else is a failure. */
+	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    send(fd, req, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) != n) {
+		int e = errno ? -errno : -EIO;
+
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+static void on_accept(struct relay *r, int li)
+{
+	int fd = accept4(r->lfd[li], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i;
+	struct rconn *c;
+
+	if (fd < 0)
+		return;
+	for (i = 0; i < RELAY_MAX_CONNS && r->c[i]; i++)
+		;
+	c = i < RELAY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+	if (!c) {
+		close(fd);	/* full: the client sees the connection closed */
+		return;
+	}
+	c->cli = fd;
+	c->vs = open_guest(r, r->gport[li]);
+	r->c[i] = c;
+	if (c->vs < 0) {
+		fprintf(stderr, "mvm relay: cannot reach the guest agent: %s\n", strerror(-c->vs));
+		conn_close(r, i);
+		return;
+	}
+	c->deadline = mono_now_ms() + RELAY_SETUP_MS;
+	c->up = (struct ap_half){ .from = c->cli, .to = c->vs, .buf = c->ubuf, .cap = RELAY_BUF };
+	c->down = (struct ap_half){ .from = c->vs, .to = c->cli, .buf = c->dbuf, .cap = RELAY_BUF };
+	interest(r, c->vs, &c->vs_on, EPOLLIN, tag(K_VS, i));
+}
+
+/* Set-up bytes from the guest: the VMM's "OK <port>\n", then the agent's
+ * answer header. -1 when the connection must go. */
+static int setup_read(struct rconn *c)
+{
+	ssize_t n;
+
+	while (c->state == RC_LINE) {
+		n = recv(c->vs, c->line + c->line_len, 1, MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n <= 0)
+			return -1;	/* refused: no agent, or the VMM is going */
+		if (c->line[c->line_len] != '\n') {
+			if (++c->line_len == sizeof(c->line) - 1)
+				return -1;
+			continue;
+		}
+		c->line[c->line_len] = 0;
+		if (strncmp(c->line, "OK ", 3))
+			return -1;
+		c->state = RC_HDR;
+	}
+	n = recv(c->vs, c->hdr + c->hdr_len, sizeof(c->hdr) - c->hdr_len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	c->hdr_len += (size_t)n;
+	if (c->hdr_len < sizeof(c->hdr))
+		return 0;
+	{
+		struct ap_hdr h;
+
+		/* Anything but an empty OK (an ERROR: nothing listens there) ends it. */
+		if (ap_hdr_decode(c->hdr, sizeof(c->hdr), &h) || h.type != AP_OK || h.len)
+			return -1;
+	}
+	c->state = RC_PIPE;
+	return 0;
+}
+
+static void rearm(struct relay *r, int i)
+{
+	struct rconn *c = r->c[i];
+
+	interest(r, c->cli, &c->cli_on, (ap_half_wants_read(&c->up) ? EPOLLIN : 0) |
+		 (c->down.len ? EPOLLOUT : 0), tag(K_CLI, i));
+	interest(r, c->vs, &c->vs_on, (ap_half_wants_read(&c->down) ? EPOLLIN : 0) |
+		 (c->up.len ? EPOLLOUT : 0), tag(K_VS, i));
+}
+
+static void on_conn(struct relay *r, int i, int kind, uint32_t ev)
+{
+	struct rconn *c = r->c[i];
+	bool in = ev & (EPOLLIN | EPOLLHUP | EPOLLERR);
+
+	if (!c)
+		return;
+	if (c->state != RC_PIPE) {
+		/* Only the guest side is watched in set-up: a client-side event is
+		 * a stale one for an earlier connection in this slot. */
+		if (kind != K_VS)
+			return;
+		if (setup_read(c))
+			return conn_close(r, i);
+		if (c->state != RC_PIPE)
+			return;
+		in = false;	/* stream bytes may already wait: read them below */
+		ev = EPOLLIN;
+	}
+	if (ap_half_step(&c->up, kind == K_CLI && in) ||
+	    ap_half_step(&c->down, kind == K_VS ? (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 : false))
+		return conn_close(r, i);
+	if (c->up.done && c->down.done)
+		return conn_close(r, i);
+	rearm(r, i);
+}
+
+/* Set-up deadlines; the epoll timeout until the next one (-1: none). */
+static int expire(struct relay *r)
+{
+	uint64_t now = mono_now_ms(), next = 0;
+
+	for (int i = 0; i < RELAY_MAX_CONNS; i++) {
+		struct rconn *c = r->c[i];
+
+		if (!c || c->state == RC_PIPE)
+			continue;
+		if (c->deadline <= now) {
+			fprintf(stderr, "mvm relay: the guest did not answer within %d ms\n", RELAY_SETUP_MS);
+			conn_close(r, i);
+		} else if (!next || c->deadline < next) {
+			next = c->deadline;
+		}
+	}
+	return next ? (int)(next - now) + 1 : -1;
+}
+
+static int serve(struct relay *r)
+{
+	struct epoll_event ev[32];
+
+	for (;;) {
+		int n = epoll_wait(r->ep, ev, 32, expire(r));
+
+		if (n < 0 && errno != EINTR)
+			return 1;
+		for (int k = 0; k < n; k++) {
+			int kind = (int)(ev[k].data.u64 & 0xff), idx = (int)(ev[k].data.u64 >> 8);
+
+			if (kind == K_PID)
+				return 0;	/* the VMM is gone: so is the sandbox's guest */
+			if (kind == K_LISTEN)
+				on_accept(r, idx);
+			else
+				on_conn(r, idx, kind, ev[k].events);
+		}
+	}
+}
+
+int relay_main(const char *name, const uint16_t *gports, int n)
+{
+	static struct relay r;
+	char dir[PATH_MAX];
+	int keep[RELAY_MAX_FWD + 3], nkeep = 0;
+	pid_t vmm = sb_vmm_pid(name);
+
+	if (n < 1 || n > RELAY_MAX_FWD || vmm <= 0 || sb_path(name, NULL, dir, sizeof(dir)))
+		return 1;
+	r.n = n;
+	r.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r.pidfd = (int)syscall(SYS_pidfd_open, vmm, 0);
+	r.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (r.dirfd < 0 || r.pidfd < 0 || r.ep < 0) {
+		fprintf(stderr, "mvm relay: %s\n", strerror(errno));
+		return 1;
+	}
+	keep[nkeep++] = r.dirfd;
+	keep[nkeep++] = r.pidfd;
+	keep[nkeep++] = r.ep;
+	for (int i = 0; i < n; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.u64 = tag(K_LISTEN, i) };
+
+		r.lfd[i] = 3 + i;
+		r.gport[i] = gports[i];
+		keep[nkeep++] = r.lfd[i];
+		fcntl(r.lfd[i], F_SETFL, O_NONBLOCK);
+		if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd[i], &e)) {
+			fprintf(stderr, "mvm relay: descriptor %d is no listening socket\n", r.lfd[i]);
+			return 1;
+		}
+	}
+	{
+		struct epoll_event e = { .events = EPOLLIN, .data.u64 = tag(K_PID, 0) };
+
+		epoll_ctl(r.ep, EPOLL_CTL_ADD, r.pidfd, &e);
+	}
+	if (relay_confine(keep, nkeep, dir)) {
+		fprintf(stderr, "mvm relay: cannot confine the relay\n");
+		return 1;
+	}
+	return serve(&r);
+}
