@@ -58,7 +58,11 @@ expect_eq "noVNC page, loopback-only listeners (9222, 6080, 5900)" "1
 # one never resolves (the host answers NXDOMAIN; Chromium's own resolver).
 run_mvm exec br -e CDP_TIMEOUT=$wait_s -- python3 -c "$(cat tests/integration/cdp_nav.py)" \
 	http://allowed.test:8080/hello.txt http://blocked.test:8080/hello.txt
-[ "$rc" = 0 ] || { cat "$T/err" >&2; fail "CDP navigation: status $rc"; }
+if [ "$rc" != 0 ]; then
+	cat "$T/out" "$T/err" >&2
+	"$MVM" exec br -- sh -c 'tail -n 30 /var/log/mvm-browser.log; pgrep -a chromium | cut -c1-90' >&2
+	fail "CDP navigation: status $rc"
+fi
 expect_eq "Chromium: allowed page / denied name" "ok hello-from-test-host
 error net::ERR_NAME_NOT_RESOLVED" "$(cat "$T/out")"
 run_mvm exec br -- sh -c 'curl -sS --max-time 60 http://blocked.test:8080/hello.txt; echo "curl=$?"'

@@ -91,20 +91,30 @@ def evaluate(s, expr):
     return call(s, "Runtime.evaluate", expression=expr, returnByValue=True)["result"].get("value")
 
 
-req = urllib.request.Request(BASE + "/json/new?about:blank", method="PUT")
-target = json.load(urllib.request.urlopen(req, timeout=120))
-sock = ws_connect(target["webSocketDebuggerUrl"])
-call(sock, "Page.enable")
-for url in sys.argv[1:]:
-    del events[:]
-    res = call(sock, "Page.navigate", url=url)
-    if res.get("errorText"):
-        print("error", res["errorText"], flush=True)
-        continue
-    # (a late load event of the page before does not count)
-    while True:
-        wait_event(sock, "Page.loadEventFired")
+def main():
+    global sock
+    req = urllib.request.Request(BASE + "/json/new?about:blank", method="PUT")
+    target = json.load(urllib.request.urlopen(req, timeout=120))
+    sock = ws_connect(target["webSocketDebuggerUrl"])
+    call(sock, "Page.enable")
+    call(sock, "Inspector.enable")
+    for url in sys.argv[1:]:
         del events[:]
-        if evaluate(sock, "location.href + ' ' + document.readyState") == url + " complete":
-            break
-    print("ok", evaluate(sock, "document.body.innerText").strip(), flush=True)
+        res = call(sock, "Page.navigate", url=url)
+        if res.get("errorText"):
+            print("error", res["errorText"], flush=True)
+            continue
+        # (a late load event of the page before does not count)
+        while True:
+            wait_event(sock, "Page.loadEventFired")
+            del events[:]
+            if evaluate(sock, "location.href + ' ' + document.readyState") == url + " complete":
+                break
+        print("ok", evaluate(sock, "document.body.innerText").strip(), flush=True)
+
+
+try:
+    main()
+except (TimeoutError, socket.timeout):
+    # What the page said before it went quiet (e.g. Inspector.targetCrashed).
+    raise SystemExit("cdp_nav: no answer in time; events seen: %s" % (events or "none"))
