@@ -166,6 +166,15 @@ debian_install() {
 	mkdir -p "$arch/partial"
 	cp -l "$cache"/*.deb "$arch/" 2>/dev/null || cp "$cache"/*.deb "$arch/" 2>/dev/null || :
 	cp -L /etc/resolv.conf "$stage/etc/resolv.conf"
+	# A VM image nobody reads manuals in: no docs (licences stay), manual
+	# pages or translations.
+	cat > "$stage/etc/dpkg/dpkg.cfg.d/90mvm-nodoc" <<DPKG
+path-exclude=/usr/share/doc/*
+path-include=/usr/share/doc/*/copyright
+path-exclude=/usr/share/man/*
+path-exclude=/usr/share/info/*
+path-exclude=/usr/share/locale/*
+DPKG
 	export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
 	chroot "$stage" apt-get -q update 2>&1 | sed -u 's/^/  /'
 	# Progress: one line per package unpacked and set up (apt's own lines).

@@ -43,11 +43,26 @@ expect_eq "second start: status" 0 "$rc"
 expect_eq "second start: same JSON, same Chromium" "$json
 $pid1" "$(cat "$T/out")"
 
+# The live view is served, and nothing listens beyond the guest's loopback
+# (the host reaches these ports only through its vsock relay).
+run_mvm exec br -- sh -c 'curl -fsS --max-time 60 http://127.0.0.1:6080/vnc.html | grep -c "<title>noVNC</title>"
+	cat /proc/net/tcp /proc/net/tcp6 | awk "\$4 == \"0A\" { split(\$2, a, \":\"); print a[2], a[1] }" |
+	grep -E "^(2406|17C0|170C) " |
+	sed -e "s/ 0100007F\$/ lo/" -e "s/ 0\{24\}01000000\$/ lo/" | sort -u'
+expect_eq "noVNC page, loopback-only listeners (9222, 6080, 5900)" "1
+170C lo
+17C0 lo
+2406 lo" "$(cat "$T/out")"
+
 # Chromium's traffic obeys the policy: the allowed name loads, the other
 # one never resolves (the host answers NXDOMAIN; Chromium's own resolver).
 run_mvm exec br -e CDP_TIMEOUT=$wait_s -- python3 -c "$(cat tests/integration/cdp_nav.py)" \
 	http://allowed.test:8080/hello.txt http://blocked.test:8080/hello.txt
-[ "$rc" = 0 ] || { cat "$T/err" >&2; fail "CDP navigation: status $rc"; }
+if [ "$rc" != 0 ]; then
+	cat "$T/out" "$T/err" >&2
+	"$MVM" exec br -- sh -c 'tail -n 30 /var/log/mvm-browser.log; pgrep -a chromium | cut -c1-90' >&2
+	fail "CDP navigation: status $rc"
+fi
 expect_eq "Chromium: allowed page / denied name" "ok hello-from-test-host
 error net::ERR_NAME_NOT_RESOLVED" "$(cat "$T/out")"
 run_mvm exec br -- sh -c 'curl -sS --max-time 60 http://blocked.test:8080/hello.txt; echo "curl=$?"'

@@ -1,8 +1,11 @@
 # cdp_nav.py URL... (run inside the browser image's guest by
 # tests/integration/browser-image.sh): opens a new tab through Chromium's
 # DevTools on 127.0.0.1:9222 and navigates it to each URL in turn; prints
-# one line per URL: "ok TEXT" (the page's text once loaded) or "error
-# ERRORTEXT" (Page.navigate's own error, e.g. net::ERR_NAME_NOT_RESOLVED).
+# one line per URL: "ok TEXT" (the page's text once its load event fired)
+# or "error ERRORTEXT" (Page.navigate's own error, e.g.
+# net::ERR_NAME_NOT_RESOLVED). Waits on CDP events, never on a clock, up
+# to CDP_TIMEOUT seconds in all: a navigation to another site may start a
+# new renderer, which takes long under emulation.
 # Standard library only: a minimal WebSocket client (text frames, no
 # fragmentation, which is all CDP sends for these short messages).
 import base64, json, os, socket, struct, sys, time, urllib.request
@@ -14,6 +17,7 @@ DEADLINE = time.time() + float(os.environ.get("CDP_TIMEOUT", "300"))
 def ws_connect(url):
     path = url.split("9222", 1)[1]
     s = socket.create_connection(("127.0.0.1", 9222), timeout=60)
+    s.settimeout(max(1.0, DEADLINE - time.time()))
     key = base64.b64encode(os.urandom(16)).decode()
     s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1:9222\r\nUpgrade: websocket\r\n"
                "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
@@ -59,6 +63,7 @@ def ws_recv(s):
 
 
 next_id = 0
+events = []
 
 
 def call(s, method, **params):
@@ -71,22 +76,45 @@ def call(s, method, **params):
             if "error" in msg:
                 raise SystemExit("%s: %s" % (method, msg["error"]))
             return msg["result"]
+        if "method" in msg:
+            events.append(msg["method"])
+
+
+def wait_event(s, method):
+    while method not in events:
+        msg = ws_recv(s)
+        if "method" in msg:
+            events.append(msg["method"])
 
 
 def evaluate(s, expr):
     return call(s, "Runtime.evaluate", expression=expr, returnByValue=True)["result"].get("value")
 
 
-req = urllib.request.Request(BASE + "/json/new?about:blank", method="PUT")
-target = json.load(urllib.request.urlopen(req, timeout=120))
-sock = ws_connect(target["webSocketDebuggerUrl"])
-for url in sys.argv[1:]:
-    res = call(sock, "Page.navigate", url=url)
-    if res.get("errorText"):
-        print("error", res["errorText"], flush=True)
-        continue
-    while evaluate(sock, "document.readyState") != "complete" or evaluate(sock, "location.href") != url:
-        if time.time() > DEADLINE:
-            raise SystemExit("%s: not loaded in time" % url)
-        time.sleep(0.2)
-    print("ok", evaluate(sock, "document.body.innerText").strip(), flush=True)
+def main():
+    global sock
+    req = urllib.request.Request(BASE + "/json/new?about:blank", method="PUT")
+    target = json.load(urllib.request.urlopen(req, timeout=120))
+    sock = ws_connect(target["webSocketDebuggerUrl"])
+    call(sock, "Page.enable")
+    call(sock, "Inspector.enable")
+    for url in sys.argv[1:]:
+        del events[:]
+        res = call(sock, "Page.navigate", url=url)
+        if res.get("errorText"):
+            print("error", res["errorText"], flush=True)
+            continue
+        # (a late load event of the page before does not count)
+        while True:
+            wait_event(sock, "Page.loadEventFired")
+            del events[:]
+            if evaluate(sock, "location.href + ' ' + document.readyState") == url + " complete":
+                break
+        print("ok", evaluate(sock, "document.body.innerText").strip(), flush=True)
+
+
+try:
+    main()
+except (TimeoutError, socket.timeout):
+    # What the page said before it went quiet (e.g. Inspector.targetCrashed).
+    raise SystemExit("cdp_nav: no answer in time; events seen: %s" % (events or "none"))
