@@ -164,7 +164,8 @@ integration: $(BUILD)/mvm guest test-images mcp-client browser-client testhooks
 # Unit tests plain and under ASan+UBSan, every fuzz target briefly, then the VMs.
 test: unit asan fuzz-quick integration
 
-asan: | $(DEPS_OK)
+# The relay's unit tests start build/mvm (a process of its own).
+asan: $(BUILD)/mvm | $(DEPS_OK)
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 build/asan/unit-tests --jobs 2
