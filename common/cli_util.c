@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/fs_util.h"
 
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
@@ -68,20 +69,14 @@ const char *cli_guest_dir(void)
 	static char dir[PATH_MAX];
 	const char *env = getenv("MVM_GUEST_DIR");
 	const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-	ssize_t n;
 
 	if (env && *env)
 		return env;
 	/* Next to the binary: build/mvm finds build/guest/ from `make guest`. */
-	n = readlink("/proc/self/exe", dir, sizeof(dir) - 16);
-	if (n > 0) {
-		dir[n] = 0;
-		char *slash = strrchr(dir, '/');
-		if (slash) {
-			strcpy(slash, "/guest");
-			if (has_vmlinux(dir))
-				return dir;
-		}
+	if (!self_exe_dir(dir, sizeof(dir) - 16)) {
+		strcat(dir, "/guest");
+		if (has_vmlinux(dir))
+			return dir;
 	}
 	if (xdg && *xdg)
 		snprintf(dir, sizeof(dir), "%s/mvm/guest", xdg);

@@ -1,7 +1,8 @@
-/* Small filesystem helpers: mkdir -p and rm -r, each in one place. */
+/* Small filesystem helpers: mkdir -p, rm -r and where this binary lives, each in one place. */
 #ifndef MVM_FS_UTIL_H
 #define MVM_FS_UTIL_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 /*
@@ -24,5 +25,9 @@ int mkdir_p(const char *path, mode_t mode);
 int rm_tree_at(int dfd, const char *name);
 /* rm_tree_at(AT_FDCWD, ...). */
 int rm_tree(const char *path);
+
+/* The directory of the running binary (/proc/self/exe) into @out (@cap
+ * bytes): mvm finds mvm-net, build/guest and images/ beside it. 0 or -errno. */
+int self_exe_dir(char *out, size_t cap);
 
 #endif

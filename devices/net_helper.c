@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fs_util.h"
 #include "common/log.h"
 #include "devices/net_chan.h"
 #include "devices/net_helper.h"
@@ -40,18 +41,12 @@ struct net_helper {
 
 static int helper_exe(char *out, size_t cap)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	char dir[PATH_MAX];
+	int ret = self_exe_dir(dir, sizeof(dir));
 
-	if (n <= 0)
-		return -errno;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	if (snprintf(out, cap, "%s/%s", self, NET_HELPER_EXE) >= (int)cap)
+	if (ret)
+		return ret;
+	if (snprintf(out, cap, "%s/%s", dir, NET_HELPER_EXE) >= (int)cap)
 		return -ENAMETOOLONG;
 	return 0;
 }

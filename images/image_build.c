@@ -19,22 +19,22 @@
 static int builder_path(const char *name, char *out, size_t cap)
 {
 	const char *env = getenv("MVM_IMAGE_BUILDERS");
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
+	char dir[PATH_MAX], *slash;
 
 	if (env && *env) {
 		snprintf(out, cap, "%s/build-%s.sh", env, name);
 		return access(out, R_OK) ? -ENOENT : 0;
 	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (self_exe_dir(dir, sizeof(dir)))
 		return -ENOENT;
-	exe[n] = 0;
-	for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
-		*slash = 0;
-		snprintf(out, cap, "%s/images/build-%s.sh", exe, name);
+	/* The binary's directory and up to two above it (build/mvm, a checkout). */
+	for (int up = 0; up < 3; up++) {
+		snprintf(out, cap, "%s/images/build-%s.sh", dir, name);
 		if (!access(out, R_OK))
 			return 0;
+		if (!(slash = strrchr(dir, '/')))
+			break;
+		*slash = 0;
 	}
 	return -ENOENT;
 }
