@@ -23,6 +23,15 @@ box_stalls() {
 	dmesg 2>/dev/null | grep -cE 'soft lockup|rcu.*(stall|detected stalls)|hung_task' || true
 }
 
+# What the kernel said about crashes and kills while a test ran: a process
+# killed from outside (the OOM killer, a signal) leaves no line of its own.
+kernel_lines() { dmesg 2>/dev/null | wc -l; }
+kernel_news() {
+	dmesg 2>/dev/null | tail -n "+$(($1 + 1))" |
+		grep -E 'segfault|traps:|general protection|invalid opcode|[Oo]ut of memory|oom-kill|Killed process|audit.*(seccomp|SECCOMP)' |
+		tail -10 | sed 's/^/    | kernel: /'
+}
+
 run_one() { timeout -k 10 "$limit" sh "$1" > "/tmp/it-$2.log" 2>&1; } # script name
 
 tally() { # verdict name
@@ -45,6 +54,7 @@ for t in tests/integration/*.sh; do
 	fi
 	start=$(date +%s)
 	stalls=$(box_stalls)
+	klines=$(kernel_lines)
 	run_one "$t" "$name"; rc=$?
 	if [ $rc != 0 ] && [ $rc != 77 ] && [ "$(box_stalls)" != "$stalls" ]; then
 		# The box kernel stalled while the test ran: every timing inside
@@ -60,6 +70,7 @@ for t in tests/integration/*.sh; do
 	*)
 		[ $rc = 124 ] && echo "FAIL  $name: timed out after ${limit}s" || echo "FAIL  $name (status $rc, ${secs}s)"
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -40
+		kernel_news "$klines"
 		count FAIL "$name"
 		;;
 	esac

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/fatal_signal.h"
 #include "common/log.h"
 #include "devices/net_relay.h"
 #include "vmm/confine/hygiene.h"
@@ -121,6 +122,7 @@ int main(int argc, char **argv)
 	if (ret)
 		log_warn("mvm-net: process hygiene: %s", strerror(-ret));
 	bound_stderr();
+	fatal_signal_report(2, "mvm-net");
 	ret = ev_init(&loop);
 	if (ret) {
 		snprintf(err, sizeof(err), "network helper: event loop: %s", strerror(-ret));

@@ -66,6 +66,7 @@ static void daemon_child(const char *name, const char *self_exe, int report_fd)
 	for (fd = 3; fd < 1024; fd++)
 		close(fd);
 	execl(self_exe, "mvm", "vmm", name, (char *)NULL);
+	dprintf(2, "mvm vmm: cannot run %s: %s\n", self_exe, strerror(errno));
 	_exit(127);
 }
 
@@ -121,7 +122,8 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 	 * VMM answers within milliseconds: poll fast at first, then back off. */
 	for (int wait_ms = 2; mono_now_s() < deadline; wait_ms = wait_ms < 100 ? wait_ms * 2 : 100) {
 		if (!pid_alive(vmm)) {
-			snprintf(err, errlen, "the VMM exited during boot (see mvm logs %s)", name);
+			snprintf(err, errlen, "the VMM exited during boot and left no reason in "
+				 "its log: killed from outside? (see mvm logs %s)", name);
 			log_reason(name, err, errlen);
 			return -ECHILD;
 		}

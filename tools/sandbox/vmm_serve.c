@@ -16,6 +16,7 @@
 
 #include "common/cli_util.h"
 #include "common/events.h"
+#include "common/fatal_signal.h"
 #include "common/rotlog.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/seccomp_filter.h"
@@ -108,8 +109,10 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		return -ENOMEM;
 	}
 	vc->add_devices = vm_devices_create;
-	/* A forbidden system call is reported where `mvm logs` looks. */
+	/* A forbidden system call, or a crash, is reported where `mvm logs`
+	 * looks. */
 	confine_seccomp_report_to(vc->stdout_fd);
+	fatal_signal_report(vc->stdout_fd, "mvm vmm");
 	ret = vm_create(vm, vc, res);
 	if (!ret)
 		ret = snap_setup(vm, vc, base, res);

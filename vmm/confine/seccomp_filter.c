@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/sigsafe.h"
 #include "vmm/confine/seccomp_filter.h"
 
 #define NR_NAMES 512
@@ -30,31 +31,6 @@ static bool report_stderr_too;
 static __thread const char *thread_kind;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-/* Async-signal-safe: append @s to @buf. */
-static size_t put(char *buf, size_t at, size_t cap, const char *s)
-{
-	while (*s && at + 1 < cap)
-		buf[at++] = *s++;
-	return at;
-}
-
-static size_t put_num(char *buf, size_t at, size_t cap, long v)
-{
-	char d[24];
-	int n = 0;
-
-	if (v < 0) {
-		at = put(buf, at, cap, "-");
-		v = -v;
-	}
-	do
-		d[n++] = (char)('0' + v % 10);
-	while ((v /= 10) && n < (int)sizeof(d));
-	while (n && at + 1 < cap)
-		buf[at++] = d[--n];
-	return at;
-}
-
 static void on_sigsys(int sig, siginfo_t *si, void *uc)
 {
 	char msg[256];
@@ -63,14 +39,14 @@ static void on_sigsys(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
-	n = put(msg, n, sizeof(msg), report_who);
-	n = put(msg, n, sizeof(msg), " made a forbidden system call ");
-	n = put(msg, n, sizeof(msg), nr >= 0 && nr < NR_NAMES && names[nr] ? names[nr] : "?");
-	n = put(msg, n, sizeof(msg), " (");
-	n = put_num(msg, n, sizeof(msg), nr);
-	n = put(msg, n, sizeof(msg), ") on its ");
-	n = put(msg, n, sizeof(msg), thread_kind ? thread_kind : "?");
-	n = put(msg, n, sizeof(msg), " thread; stopping it\n");
+	n = sigsafe_put(msg, n, sizeof(msg), report_who);
+	n = sigsafe_put(msg, n, sizeof(msg), " made a forbidden system call ");
+	n = sigsafe_put(msg, n, sizeof(msg), nr >= 0 && nr < NR_NAMES && names[nr] ? names[nr] : "?");
+	n = sigsafe_put(msg, n, sizeof(msg), " (");
+	n = sigsafe_put_num(msg, n, sizeof(msg), nr);
+	n = sigsafe_put(msg, n, sizeof(msg), ") on its ");
+	n = sigsafe_put(msg, n, sizeof(msg), thread_kind ? thread_kind : "?");
+	n = sigsafe_put(msg, n, sizeof(msg), " thread; stopping it\n");
 	(void)!write(report_fd, msg, n);
 	if (report_stderr_too)
 		(void)!write(2, msg, n);
