@@ -51,7 +51,8 @@
 #define DNS_TIMEOUT_MS 3000
 #define TICK_MS 250
 
-static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+/* Without a sandbox's own address (`mvm run` before config.json had one). */
+static const uint8_t default_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 
 struct dns_slot {
 	bool used;
@@ -62,6 +63,7 @@ struct dns_slot {
 
 struct vnet {
 	struct virtio_dev *d;
+	uint8_t mac[6];		/* config space: what the guest driver reads at probe */
 	struct vm *vm;
 	struct net_policy pol;
 	bool pol_ok;
@@ -369,7 +371,9 @@ static void net_notify(struct virtio_dev *d, uint16_t q)
 
 static void net_read_config(struct virtio_dev *d, uint32_t off, uint8_t *data, uint32_t len)
 {
-	memcpy(data, guest_mac + off, len);
+	struct vnet *n = d->priv;
+
+	memcpy(data, n->mac + off, len);
 }
 
 static void net_reset(struct virtio_dev *d)
@@ -605,6 +609,13 @@ static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_
 	return ret;
 }
 
+static bool mac_given(const uint8_t *mac)
+{
+	static const uint8_t zero[6];
+
+	return memcmp(mac, zero, sizeof(zero)) != 0;
+}
+
 int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t errlen)
 {
 	struct vnet *n = calloc(1, sizeof(*n));
@@ -614,6 +625,7 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	if (!n)
 		return -ENOMEM;
 	n->vm = vm;
+	memcpy(n->mac, mac_given(c->mac) ? c->mac : default_mac, sizeof(n->mac));
 	n->tick_fd = -1;
 	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
 	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;

@@ -44,6 +44,7 @@ struct vm_disk {
 #define VM_MAX_PUBLISH   16
 struct vm_net {
 	bool enabled;			/* false: no network device at all (--net none) */
+	uint8_t mac[6];			/* the NIC's address; all zero: a fixed default */
 	const char *mode;		/* "allowlist", "open", "none"; NULL: allowlist or the policy file's */
 	const char *allow[VM_MAX_NET_RULES];
 	int nr_allow;

@@ -26,6 +26,9 @@ void agent_sync(int conn, const uint8_t *p, size_t len);
 /* TCP (tcp_pipe.c): connect to guest 127.0.0.1:PORT and, after OK, relay raw
  * bytes between @conn and that socket until both directions end. */
 void agent_tcp(int conn, const uint8_t *p, size_t len);
+/* MAC: give the Ethernet interfaces (one NIC per sandbox) the 6-byte unicast
+ * address in @p, while they run; OK, or ERROR with why (net_mac.c). */
+void agent_set_mac(int conn, const uint8_t *p, size_t len);
 /* Send an ERROR frame with a printf-style message. */
 void agent_error(int conn, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -41,7 +41,8 @@ enum ap_type {
 	AP_PING = 23,		/* c→a: answered with OK (readiness probe) */
 	AP_SYNC = 24,		/* c→a: u64 sec, u32 nsec, 64 bytes entropy; after a rollback/restore */
 	AP_TCP = 25,		/* c→a: u16 port; OK, then raw bytes to/from guest 127.0.0.1:port */
-	AP_TYPE_MAX = 25,
+	AP_MAC = 26,		/* c→a: 6 bytes; the NIC's new address (a template's new sandbox) */
+	AP_TYPE_MAX = 26,
 };
 
 #define AP_SYNC_SEED  64		/* entropy bytes in a SYNC frame */

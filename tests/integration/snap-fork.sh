@@ -3,7 +3,8 @@
 # state file, a truncated memory file, a swapped disk layer) are refused
 # with a clear error and nothing is created. Two sandboxes restored from one
 # snapshot both run, diverge, draw different /dev/urandom bytes and have
-# clocks within a second of the host's; a fork runs beside its origin.
+# clocks within a second of the host's; a fork runs beside its origin; each
+# takes its own hostname and MAC address.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -78,6 +79,17 @@ gx f1 'cat /data/f; echo forked > /data/f'
 expect_eq "fork sees the origin's data" "from-src" "$(cat "$T/out")"
 gx src 'cat /data/f'
 expect_eq "origin unaffected by the fork" "from-src" "$(cat "$T/out")"
+# Each restored or forked sandbox is its own machine: its name as hostname,
+# its own MAC address (config.json's, on the NIC), unlike its origin's.
+gx src 'cat /sys/class/net/eth0/address'; src_mac=$(cat "$T/out")
+for n in r1 r2 f1; do
+	want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mac"])' \
+		"$MVM_STATE_DIR/$n/config.json") || fail "no mac in $n's config.json"
+	gx $n 'hostname; cat /sys/class/net/eth0/address'
+	expect_eq "$n's hostname and MAC" "$n
+$want" "$(cat "$T/out")"
+	[ "$want" != "$src_mac" ] || fail "$n shares its origin's MAC $src_mac"
+done
 run_mvm ls --json
 expect_match "all listed" '"f1"' "$(tr -d '\n' < "$T/out")"
 echo "snap-fork: ok"

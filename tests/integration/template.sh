@@ -2,9 +2,10 @@
 # Templates: taken from a running sandbox with a prepared file and a
 # background process; two sandboxes started from it see both, diverge
 # independently, draw different random numbers and carry their own
-# hostnames. A template survives its source's removal, `template rm` is
-# refused while a sandbox uses it, and a template whose memory file changed
-# after creation is refused at start with nothing left behind.
+# hostnames and MAC addresses. A template survives its source's removal,
+# `template rm` is refused while a sandbox uses it, and a template whose
+# memory file changed after creation is refused at start with nothing left
+# behind.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 export MVM_TEMPLATE_DIR="$T/templates"
@@ -46,6 +47,15 @@ for n in a b; do
 bg-alive
 $n" "$(cat "$T/out")"
 done
+# Each its own MAC address: the one in its config.json, on the guest's NIC.
+for n in a b; do
+	want=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["mac"])' \
+		"$MVM_STATE_DIR/$n/config.json") || fail "no mac in $n's config.json"
+	gx $n 'cat /sys/class/net/eth0/address'
+	expect_eq "$n's NIC has its own MAC" "$want" "$(cat "$T/out")"
+	eval "mac_$n=\$want"
+done
+[ "$mac_a" != "$mac_b" ] || fail "two sandboxes from one template share MAC $mac_a"
 gx a 'echo only-a > /data/g'
 gx b 'test ! -e /data/g && echo absent'
 expect_eq "a write in a is invisible in b" "absent" "$(cat "$T/out")"

@@ -148,3 +148,62 @@ Test(sandbox_vm_config, malformed_disk_entry_is_refused)
 	fclose(f);
 	cr_assert_eq(sb_config_load("box", &back), -EINVAL);
 }
+
+/* Each sandbox its own MAC: drawn fresh, kept in config.json, given to the
+ * VM's NIC; two draws differ; none is multicast or the old shared default. */
+Test(sandbox_vm_config, own_mac_is_saved_and_reaches_the_nic)
+{
+	static const uint8_t old_default[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	struct sb_config c = { .name = "box", .disk_format = "raw", .cpus = 1, .mem = 256 << 20,
+			       .cid = 3 }, other = c, back;
+	struct vm_config vc;
+
+	cr_assert_eq(sb_config_new_mac(&c), 0);
+	cr_assert_eq(sb_config_new_mac(&other), 0);
+	cr_assert(memcmp(c.mac, other.mac, 6), "two sandboxes drew the same MAC");
+	cr_assert(memcmp(c.mac, old_default, 6));
+	cr_assert_eq(c.mac[0] & 1, 0, "multicast MAC");
+	roundtrip(&c, &back, &vc);
+	cr_assert_arr_eq(back.mac, c.mac, 6);
+	cr_assert_arr_eq(vc.net.mac, c.mac, 6);
+}
+
+static int load_with_mac(const char *mac_json)
+{
+	struct sb_config back;
+	FILE *f = fopen("config.json", "w");
+	int ret;
+
+	cr_assert(f);
+	fprintf(f, "{\"cpus\":1,\"disk_format\":\"raw\",\"mac\":%s}", mac_json);
+	fclose(f);
+	ret = sb_config_load("box", &back);
+	if (!ret)
+		sb_config_free(&back);
+	return ret;
+}
+
+Test(sandbox_vm_config, a_bad_mac_makes_the_config_invalid)
+{
+	cr_assert_eq(load_with_mac("\"52:54:00:ab:cd:ef\""), 0);
+	cr_assert_eq(load_with_mac("\"53:54:00:ab:cd:ef\""), -EINVAL, "multicast");
+	cr_assert_eq(load_with_mac("\"00:00:00:00:00:00\""), -EINVAL, "zero");
+	cr_assert_eq(load_with_mac("\"52:54:00:ab:cd\""), -EINVAL, "short");
+	cr_assert_eq(load_with_mac("\"52:54:00:ab:cd:ef:01\""), -EINVAL, "long");
+	cr_assert_eq(load_with_mac("\"52-54-00-ab-cd-ef\""), -EINVAL, "dashes");
+	cr_assert_eq(load_with_mac("42"), -EINVAL, "not a string");
+}
+
+Test(sandbox_vm_config, a_config_from_before_macs_gets_the_default)
+{
+	static const uint8_t zero[6];
+	struct sb_config back;
+	FILE *f = fopen("config.json", "w");
+
+	cr_assert(f);
+	fputs("{\"cpus\":1,\"disk_format\":\"raw\"}", f);
+	fclose(f);
+	cr_assert_eq(sb_config_load("box", &back), 0);
+	cr_assert_arr_eq(back.mac, zero, 6);
+	sb_config_free(&back);
+}

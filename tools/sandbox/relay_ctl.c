@@ -138,8 +138,7 @@ static void relay_child(const char *name, const char *self_exe, const int *lfd,
 	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	for (fd = 3 + n; fd < 1024; fd++)
-		close(fd);
+	close_range(3 + (unsigned)n, ~0U, 0);
 	execv(self_exe, argv);
 	_exit(127);
 }

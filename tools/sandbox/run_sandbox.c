@@ -262,7 +262,9 @@ static int make_state(struct run_opts *o, struct run_sb *s)
 	c.root_on_disk = o->cfg.root_on_disk;
 	for (int i = 0; i < o->nenv; i++)
 		c.env[c.nenv++] = o->env[i];
-	ret = sb_config_save(&c);
+	ret = sb_config_new_mac(&c);
+	if (!ret)
+		ret = sb_config_save(&c);
 	if (ret) {
 		cli_err("run", "cannot write %s/config.json: %s", s->dir, strerror(-ret));
 		return -1;

@@ -44,6 +44,7 @@ struct sb_config {
 	char *env[SB_MAX_ENV + 1];	/* K=V given at create, for every exec */
 	/* Network: the mode and rules live in policy.json (tools/sandbox/sandbox_policy.c). */
 	bool net_off;			/* --net none: no network device */
+	uint8_t mac[6];			/* the NIC's address; all zero: the VMM's default */
 	char dns_server[128];		/* "" = the host's resolver */
 	int npublish;
 	char *publish[SB_MAX_PUBLISH];	/* [HOST_IP:]HOST_PORT:GUEST_PORT */
@@ -63,6 +64,9 @@ int sb_path(const char *name, const char *file, char *out, size_t cap);
 bool sb_exists(const char *name);
 
 int sb_config_save(const struct sb_config *c);
+/* A fresh random MAC for @c (locally administered, unicast: 52:54:00 and
+ * three random bytes), so no two sandboxes share one. 0 or -errno. */
+int sb_config_new_mac(struct sb_config *c);
 int sb_config_load(const char *name, struct sb_config *c);
 void sb_config_free(struct sb_config *c);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "common/file_io.h"
@@ -37,6 +38,46 @@ static int save_run_fields(cJSON *j, const struct sb_config *c)
 	return disks ? 0 : -ENOMEM;
 }
 
+static bool mac_set(const uint8_t *mac)
+{
+	static const uint8_t zero[6];
+
+	return memcmp(mac, zero, 6) != 0;
+}
+
+/* "mac": absent (before it existed: the VMM's default) or six hex pairs of
+ * a unicast address; anything else makes the config invalid. */
+static bool get_mac(cJSON *j, uint8_t *mac)
+{
+	cJSON *m = cJSON_GetObjectItemCaseSensitive(j, "mac");
+	unsigned v[6];
+	int end = 0;
+
+	if (!m)
+		return true;
+	if (!cJSON_IsString(m) ||
+	    sscanf(m->valuestring, "%2x:%2x:%2x:%2x:%2x:%2x%n", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &end) != 6 || end != 17 || m->valuestring[17] || (v[0] & 1))
+		return false;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return mac_set(mac);
+}
+
+int sb_config_new_mac(struct sb_config *c)
+{
+	static const uint8_t old_default[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+	c->mac[0] = 0x52;
+	c->mac[1] = 0x54;
+	c->mac[2] = 0x00;
+	do {
+		if (getrandom(c->mac + 3, 3, 0) != 3)
+			return -EIO;
+	} while (!memcmp(c->mac, old_default, 6));	/* every template's, before */
+	return 0;
+}
+
 int sb_config_save(const struct sb_config *c)
 {
 	char p[PATH_MAX];
@@ -67,6 +108,13 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddItemToObject(j, "env", env);
 	env = NULL;
 	cJSON_AddBoolToObject(j, "net", !c->net_off);
+	if (mac_set(c->mac)) {
+		char m[18];
+
+		snprintf(m, sizeof(m), "%02x:%02x:%02x:%02x:%02x:%02x", c->mac[0], c->mac[1],
+			 c->mac[2], c->mac[3], c->mac[4], c->mac[5]);
+		cJSON_AddStringToObject(j, "mac", m);
+	}
 	cJSON_AddStringToObject(j, "dns_server", c->dns_server);
 	for (int i = 0; i < c->npublish; i++)
 		cJSON_AddItemToArray(pub, cJSON_CreateString(c->publish[i]));
@@ -139,6 +187,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	const cJSON *env, *e;
 	cJSON *j;
 	int ret = sb_path(name, "config.json", p, sizeof(p));
+	bool mac_ok;
 
 	memset(c, 0, sizeof(*c));
 	if (ret)
@@ -160,6 +209,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 		snprintf(c->disk_format, sizeof(c->disk_format), "raw");	/* before version 2 */
 	get_str(j, "dns_server", c->dns_server, sizeof(c->dns_server));
 	c->net_off = cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(j, "net"));
+	mac_ok = get_mac(j, c->mac);
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(j, "publish")) {
 		if (c->npublish < SB_MAX_PUBLISH && cJSON_IsString(e))
 			c->publish[c->npublish++] = strdup(e->valuestring);
@@ -184,10 +234,12 @@ int sb_config_load(const char *name, struct sb_config *c)
 	}
 	/* The disk name must stay a plain file name in the state directory
 	 * ("": none, `mvm run` without a data disk). */
-	if (strchr(c->disk, '/') || c->cpus < 1 ||
+	if (!mac_ok || strchr(c->disk, '/') || c->cpus < 1 ||
 	    !format_ok(c->disk_format) ||
-	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/'))
+	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/')) {
+		sb_config_free(c);
 		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -92,7 +92,7 @@ int sb_create(struct sb_create *o)
 	clock_gettime(CLOCK_REALTIME, &t);
 	o->c.created = (double)t.tv_sec;
 	o->c.cid = 3;
-	if (make_disk(o, dir) || sb_config_save(&o->c) ||
+	if (sb_config_new_mac(&o->c) || make_disk(o, dir) || sb_config_save(&o->c) ||
 	    (o->net.enabled && sb_policy_create(o->c.name, &o->net, err, sizeof(err)))) {
 		char p[PATH_MAX + 16];
 

@@ -21,6 +21,7 @@
 #include "images/qcow2.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
+#include "tools/sandbox/agent_sync.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/snap_client.h"
@@ -170,7 +171,9 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 	}
 	clock_gettime(CLOCK_REALTIME, &t);
 	c.created = (double)t.tv_sec;
-	ret = sb_config_save(&c);
+	ret = sb_config_new_mac(&c);	/* a new machine, not the snapshot's twin */
+	if (!ret)
+		ret = sb_config_save(&c);
 	sb_config_free(&c);
 	return ret;
 }
@@ -208,7 +211,11 @@ int sb_restore_into(const char *verb, const char *snapdir, const char *name, con
 		sb_stop(name, 5);
 		return 1;
 	}
-	return sb_snap_sync(verb, name) ? 1 : 0;
+	/* Clock, entropy, hostname and MAC: NAME's, not the snapshot's. */
+	ret = agent_new_identity(name, 60 * 1000, err, sizeof(err));
+	if (ret)
+		cli_err(verb, "%s: %s", name, err);
+	return ret ? 1 : 0;
 }
 
 int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)

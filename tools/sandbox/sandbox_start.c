@@ -63,8 +63,7 @@ static void daemon_child(const char *name, const char *self_exe, int report_fd)
 	fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0600);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	for (fd = 3; fd < 1024; fd++)
-		close(fd);
+	close_range(3, ~0U, 0);	/* one call, not a thousand: this is on every start */
 	execl(self_exe, "mvm", "vmm", name, (char *)NULL);
 	dprintf(2, "mvm vmm: cannot run %s: %s\n", self_exe, strerror(errno));
 	_exit(127);

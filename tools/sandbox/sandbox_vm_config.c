@@ -124,6 +124,7 @@ int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_conf
 	/* Deny by default: policy.json holds create's rules and every later
 	 * `mvm net` change; without it, nothing leaves. */
 	vc->net.enabled = !c->net_off;
+	memcpy(vc->net.mac, c->mac, sizeof(vc->net.mac));
 	vc->net.events_path = "events.jsonl";
 	vc->net.runtime_rules = true;
 	if (access(SB_POLICY_FILE, F_OK) == 0)

@@ -238,21 +238,14 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	snprintf(c.template_name, sizeof(c.template_name), "%s", o->tpl);
 	clock_gettime(CLOCK_REALTIME, &t);
 	c.created = (double)t.tv_sec;
+	if (!ret && (ret = sb_config_new_mac(&c)))
+		snprintf(err, errlen, "a MAC address: %s", strerror(-ret));
 	if (!ret && (ret = sb_config_save(&c)))
 		snprintf(err, errlen, "writing config.json: %s", strerror(-ret));
 	if (!ret && !c.net_off)
 		ret = sb_policy_create(o->name, o->net, err, errlen);
 	sb_config_free(&c);
 	return ret;
-}
-
-/* Hostnames take [A-Za-z0-9.-]: a sandbox name's '_' becomes '-'. */
-static void hostname_of(const char *name, char *out, size_t cap)
-{
-	snprintf(out, cap, "%s", name);
-	for (char *p = out; *p; p++)
-		if (*p == '_')
-			*p = '-';
 }
 
 /* Everything before the VMM starts; on failure the caller removes @sdir. */
@@ -306,15 +299,7 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 
 int sb_template_identity(const char *name, char *err, size_t errlen)
 {
-	char host[AP_SYNC_HOST_MAX + 1];
-	int ret;
-
-	hostname_of(name, host, sizeof(host));
-	ret = agent_sync_as(name, host, TPL_SYNC_TIMEOUT_MS);
-	if (ret)
-		snprintf(err, errlen, "the guest agent did not take its new identity: %s",
-			 strerror(-ret));
-	return ret;
+	return agent_new_identity(name, TPL_SYNC_TIMEOUT_MS, err, errlen);
 }
 
 int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
