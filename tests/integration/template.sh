@@ -70,6 +70,12 @@ run_mvm run --template tpl -- sh -c 'cat /data/f; hostname'
 [ "$rc" = 0 ] || fail "run --template: $(cat "$T/err")"
 expect_match "run --template sees the template" "^prepared
 run-[0-9]+$" "$(cat "$T/out")"
+# Its --events: the run's denied attempts land in the user's file.
+run_mvm run --template tpl --events "$T/run-events.jsonl" -- \
+	sh -c 'wget -q -T 3 -O /dev/null http://192.0.2.1:81/ 2>/dev/null; true'
+[ "$rc" = 0 ] || fail "run --template --events: $(cat "$T/err")"
+expect_match "run --template --events records the denial" '"192\.0\.2\.1"' \
+	"$(cat "$T/run-events.jsonl" 2>/dev/null)"
 run_mvm run --template tpl --cpus 2 -- true
 [ "$rc" = 2 ] || fail "run --template --cpus gave $rc"
 

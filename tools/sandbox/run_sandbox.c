@@ -97,10 +97,10 @@ static bool interrupted(void)
 /*
  * The child's VM, built from config.json like `mvm vmm`'s (make_state or
  * the template wrote it); only this run's output goes elsewhere: --console,
- * and --events (or, without it, a summary of denials on stderr) on the
- * cold path. A template's sandbox keeps create's events.jsonl, and its
- * disk checkpoints as a created sandbox's does; a cold run's disks are the
- * user's files, never checkpointed.
+ * and --events (or, without it, a summary of denials on stderr), from a
+ * template too: the run's state directory, events.jsonl included, goes when
+ * it ends. A template's sandbox's disk checkpoints as a created sandbox's
+ * does; a cold run's disks are the user's files, never checkpointed.
  */
 static void serve(struct run_opts *o, struct run_sb *s, struct rotlog *log, struct run_report *rep)
 {
@@ -116,8 +116,7 @@ static void serve(struct run_opts *o, struct run_sb *s, struct rotlog *log, stru
 			vc.log = log;
 			vc.console_fd = o->cfg.console_fd;
 			base = (struct vm_disk){ .path = c.disk, .format = c.disk_format };
-			if (!o->template_name)
-				vc.net.events_path = o->cfg.net.events_path;
+			vc.net.events_path = o->cfg.net.events_path;
 			sb_vmm_serve(s->name, &vc, o->template_name ? &base : NULL, c.cpu_quota, &rep->res,
 				     &rep->guest_kib);
 		}
