@@ -26,28 +26,6 @@
 #include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/snap_client.h"
 
-void sb_rm_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		char p[PATH_MAX];
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
-		if (e->d_type == DT_DIR)
-			sb_rm_tree(p);
-		else
-			unlink(p);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static int copy_file(const char *src, const char *dst)
 {
 	char buf[65536];
@@ -259,7 +237,7 @@ int sb_snapshot_to(const char *name, const char *path)
 		return -1;
 	}
 	if (sb_snapshot_into("snapshot", name, dir)) {
-		sb_rm_tree(dir);
+		rm_tree(dir);
 		return -1;
 	}
 	return 0;
@@ -284,7 +262,7 @@ int sb_restore_new(const char *path, const char *name)
 		return -1;
 	ret = sb_restore_into("restore", snapdir, name, sdir);
 	if (ret < 0)
-		sb_rm_tree(sdir);
+		rm_tree(sdir);
 	return ret;
 }
 
@@ -298,11 +276,11 @@ int sb_fork(const char *name, const char *newname)
 	/* The snapshot lives in the fork's own state dir: rm removes both. */
 	snprintf(snapdir, sizeof(snapdir), "%s/origin", sdir);
 	if (mkdir(snapdir, 0700) || sb_snapshot_into("fork", name, snapdir)) {
-		sb_rm_tree(sdir);
+		rm_tree(sdir);
 		return -1;
 	}
 	ret = sb_restore_into("fork", snapdir, newname, sdir);
 	if (ret < 0)
-		sb_rm_tree(sdir);
+		rm_tree(sdir);
 	return ret;
 }

@@ -4,8 +4,6 @@
 
 #include <stddef.h>
 
-/* Remove the files of a directory we created, then the directory. */
-void sb_rm_tree(const char *dir);
 
 /* Ask NAME's VMM to write the snapshot into @dir (existing, empty,
  * absolute), with NAME's config.json beside it. 0 or -errno (printed). */
