@@ -70,6 +70,13 @@ static void report_exit(struct vcpu *v, enum exit_action act, const struct vm_ex
 {
 	char msg[160];
 
+	/* A triple fault is never how a sandbox ends (mvm stop resets through
+	 * the i8042): say so, or a guest that crashed early looks stopped. */
+	if (act == EXIT_ACT_SHUTDOWN && e->kind == EXIT_SHUTDOWN) {
+		snprintf(msg, sizeof(msg), "vCPU %d triple-faulted (KVM_EXIT_SHUTDOWN)", v->kv.id);
+		vm_request_stop(v->vm, VM_REBOOT, 0, msg);
+		return;
+	}
 	if (act == EXIT_ACT_SHUTDOWN) {
 		vm_request_stop(v->vm, VM_REBOOT, 0, "guest shut down");
 		return;

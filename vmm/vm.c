@@ -264,8 +264,12 @@ static void classify_reboot(struct vm *vm, struct vm_result *res)
 		vm->console_tail(vm->console, tail, sizeof(tail));
 	p = strstr(tail, "Kernel panic - not syncing");
 	if (!p) {
+		char how[sizeof(res->message)];
+
+		/* Keep how it stopped: a reset asked for, or a triple fault. */
+		snprintf(how, sizeof(how), "%s", res->message);
 		snprintf(res->message, sizeof(res->message),
-			 "guest stopped before the command reported an exit status");
+			 "guest stopped before the command reported an exit status (%s)", how);
 		return;
 	}
 	nl = strchr(p, '\n');

@@ -308,3 +308,25 @@ Test(events, log_max_from_env)
 	cr_assert_eq(rotlog_max_from_env(), ROTLOG_DEFAULT_MAX);
 	unsetenv("MVM_LOG_MAX");
 }
+
+/* A sandbox's normal end (a reset) reads as one; a triple fault keeps its
+ * own message, so a guest that crashed is not taken for one that stopped. */
+Test(events, a_triple_fault_is_not_reported_as_a_reset)
+{
+	struct vm_result r = { .outcome = VM_REBOOT };
+	cJSON *ev;
+
+	snprintf(r.message, sizeof(r.message), "guest stopped before the command reported an "
+		 "exit status (guest reset the machine)");
+	ev = sb_stopped_event(&r);
+	cr_assert_str_eq(cJSON_GetObjectItem(ev, "message")->valuestring,
+			 "the guest reset (mvm stop, or a reboot inside the guest)");
+	cJSON_Delete(ev);
+	snprintf(r.message, sizeof(r.message), "guest stopped before the command reported an "
+		 "exit status (vCPU 1 triple-faulted (KVM_EXIT_SHUTDOWN))");
+	ev = sb_stopped_event(&r);
+	cr_assert(strstr(cJSON_GetObjectItem(ev, "message")->valuestring,
+			 "vCPU 1 triple-faulted"));
+	cr_assert_str_eq(cJSON_GetObjectItem(ev, "outcome")->valuestring, "reboot");
+	cJSON_Delete(ev);
+}

@@ -58,8 +58,9 @@ cJSON *sb_stopped_event(const struct vm_result *r)
 	char msg[sizeof(r->message)];
 	size_t i;
 
-	/* In a sandbox nothing reports an exit status: a reset is the normal end. */
-	if (r->outcome == VM_REBOOT)
+	/* In a sandbox nothing reports an exit status: a reset is the normal
+	 * end. A triple fault is not, and keeps its own message. */
+	if (r->outcome == VM_REBOOT && !strstr(m, "triple-faulted"))
 		m = "the guest reset (mvm stop, or a reboot inside the guest)";
 	/* The message may quote the guest's console: no control characters
 	 * (escape sequences) reach a terminal that prints it. */
@@ -183,8 +184,10 @@ static int run_vmm(const char *name, struct sb_config *c)
 				 .backing_root = bufs->base_dir[0] ? bufs->base_dir : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
-	else if ((ret = sb_vmm_serve(name, &vc, &base, c->cpu_quota, &res, NULL)))
-		cli_err("vmm", "%s", res.message);
+	else if ((ret = sb_vmm_serve(name, &vc, &base, c->cpu_quota, &res, NULL)) ||
+		 res.outcome == VM_ERROR || res.outcome == VM_PANIC ||
+		 strstr(res.message, "triple-faulted"))
+		cli_err("vmm", "%s", res.message);	/* where `mvm logs` and create look */
 	rotlog_close(&log);
 	free(bufs);
 	return ret;
