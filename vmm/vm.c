@@ -23,10 +23,16 @@
  * reboot at once, so a panic ends the VM too. io_delay=none: no port-0x80
  * exits. no_timer_check: the IO-APIC timer probe misfires under nested
  * emulation. The guest kernel has no PCI, ACPI, keyboard or modules.
+ * nopku: no memory protection keys in the guest. Under nested KVM on an
+ * emulated CPU (the QEMU TCG box) the guest kernel finds XSAVE inconsistent
+ * and turns it off, which drops PKU but leaves OSPKE and CR4.PKE on: pkeys
+ * then work without the kernel keeping PKRU across signals, and Chromium's
+ * renderers (V8 guards its JIT memory with a pkey; seccomp traps are
+ * signals) crash on their first real page (issue 17). The VM is the wall.
  */
 static const char base_cmdline[] =
 	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce "
-	"cryptomgr.notests tsc=reliable no_timer_check io_delay=none";
+	"cryptomgr.notests tsc=reliable no_timer_check io_delay=none nopku";
 
 double vm_elapsed(const struct vm *vm)
 {

@@ -10,12 +10,6 @@
 # page back, drops open CDP connections, and clients reconnect.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
-# In the nested TCG box Chromium starts, loads an allowed page, and then
-# never answers a CDP Runtime.evaluate / callFunctionOn (seen 2026-12-05,
-# cause not found: issue 17 stays open). On hardware KVM this test runs;
-# MVM_TEST_BROWSER=1 runs it in the box too.
-[ "${MVM_IN_NESTED_BOX:-0}" != 1 ] || [ "${MVM_TEST_BROWSER:-0}" = 1 ] ||
-	skip "Chromium's page JavaScript over CDP hangs in the nested TCG box (issue 17); MVM_TEST_BROWSER=1 runs it"
 . tests/integration/net.lib
 trap 'sb_cleanup; net_cleanup' EXIT
 
