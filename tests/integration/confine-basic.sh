@@ -66,7 +66,7 @@ PY
 run_mvm events one
 expect_match "events: confined" 'confined .*vmm_pid=[0-9]+.* seccomp=trap .*landlock=[0-9]' \
 	"$(cat "$T/out")"
-expect_match "events: the PID namespace" "confined .*vmm_pid=$pid .*namespaces=user,mount,ipc,net,pid" \
+expect_match "events: the PID namespace" "confined namespaces=user,mount,ipc,net,pid vmm_pid=$pid " \
 	"$(cat "$T/out")"
 run_mvm inspect one
 expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
