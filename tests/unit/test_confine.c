@@ -117,6 +117,17 @@ Test(confine_tables, every_call_the_threads_make_is_listed)
 			  used_nethelper[i]);
 }
 
+/* A stopped and continued process (kill -STOP/-CONT, strace attaching, a
+ * ptraced child's SIGCHLD) resumes an interrupted nanosleep or poll through
+ * restart_syscall: confine-strace.sh saw a VMM stopped by that on its main
+ * thread (reaping its helper at the end). Every thread may. */
+Test(confine_tables, every_thread_may_resume_an_interrupted_sleep)
+{
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		cr_expect(find(tables[i], "restart_syscall"), "%s thread lacks restart_syscall",
+			  tables[i]->thread);
+}
+
 /* The helper runs libslirp: sockets of the Internet families only (no Unix
  * socket to reach another sandbox's api.sock, no netlink, no packet socket),
  * no KVM ioctl, no file it could write (Landlock), and no socketpair. */
