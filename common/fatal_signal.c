@@ -41,8 +41,10 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	}
 	n = sigsafe_put(msg, n, sizeof(msg), "\n");
 	(void)!write(report_fd, msg, n);
-	if (si->si_code <= 0 && sig != SIGABRT)
+	if (si->si_code <= 0 && sig != SIGABRT) {
 		raise(sig);	/* sent, not a fault: nothing would re-raise it */
+		_exit(128 + sig);	/* pid 1 of a PID namespace ignores its own raise */
+	}
 }
 
 void fatal_signal_report(int fd, const char *who)

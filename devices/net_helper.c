@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "devices/net_chan.h"
 #include "devices/net_helper.h"
+#include "vmm/confine/pidns.h"
 #include "vmm/event_loop.h"
 
 #define HELLO_TIMEOUT_MS 20000	/* set-up under nested emulation is slow */
@@ -32,7 +33,7 @@ struct net_helper {
 	struct ev_loop *loop;
 	struct net_helper_cb cb;
 	int fd;
-	pid_t pid;
+	pid_t pid, host_pid;	/* in our PID namespace; as the host (and the user) sees it */
 	int landlock;
 	bool blocked, dead;
 	struct nc_buf out;
@@ -88,6 +89,8 @@ static int spawn(struct net_helper *h, const struct net_helper_cfg *cfg, int cfd
 	posix_spawn_file_actions_addclosefrom_np(&fa, CHILD_FD + 1);
 	ret = -posix_spawn(&h->pid, exe, &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	if (!ret)
+		h->host_pid = confine_pidns_host_pid(h->pid);
 	if (ret)
 		snprintf(err, errlen, "network helper %s: %s (%s belongs beside mvm: make install)",
 			 exe, strerror(-ret), NET_HELPER_EXE);
@@ -169,7 +172,7 @@ static void reap(struct net_helper *h, char *why, size_t cap)
 static void helper_died(struct net_helper *h)
 {
 	char why[128];
-	pid_t pid = h->pid;
+	pid_t pid = h->host_pid;
 
 	ev_del(h->loop, h->fd);
 	h->dead = true;

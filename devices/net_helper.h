@@ -69,7 +69,7 @@ void net_helper_flush(struct net_helper *h);
 /* A batch waits for room in the socket: take no more frames. */
 bool net_helper_blocked(const struct net_helper *h);
 
-pid_t net_helper_pid(const struct net_helper *h);	/* 0 once it died */
+pid_t net_helper_pid(const struct net_helper *h);	/* 0 once it died; in our PID namespace */
 int net_helper_landlock(const struct net_helper *h);	/* its Landlock ABI, 0: none */
 
 /* Close the socket (the helper ends on end-of-file) and reap it. */

@@ -40,7 +40,8 @@ char *virtio_net_show(struct vm *vm);
  * why), including the running pins. */
 int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen);
 /* The pid of the VM's network helper (mvm-net; 0: no network device, or the
- * helper died) and, in @landlock if not NULL, the Landlock ABI it runs under. */
+ * helper died) in the VMM's PID namespace (confine_pidns_host_pid() gives the
+ * host's) and, in @landlock if not NULL, the Landlock ABI it runs under. */
 int virtio_net_helper_pid(struct vm *vm, int *landlock);
 
 #endif

@@ -2,8 +2,10 @@
 # Issue 16: a VMM that a guest took over finds nothing to use. A test build's
 # VMM (build/testhooks/mvm, tools/sandbox/test_attack.h) tries, once fully
 # confined, what an attacker would: read and write files outside its state
-# directory, connect to another sandbox's api.sock, run a shell, ptrace
-# another process. Each fails or stops that VMM; the other sandbox runs on.
+# directory, connect to another sandbox's api.sock, run a shell, ptrace or
+# kill another process. Each fails or stops that VMM; the other sandbox runs
+# on. With the seccomp filters only logging, the PID namespace alone still
+# keeps every host process out of reach: it does not exist for the VMM.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -26,6 +28,8 @@ attack() {
 	unset MVM_TEST_ATTACK
 	MVM=$PLAIN
 }
+
+own_pidns "$victim_pid" "the victim VMM"
 
 # result NAME STEP: what the attacker's log says of STEP (waits for it).
 result() {
@@ -60,6 +64,17 @@ attack tracer "ptrace:$victim_pid"
 "$MVM" logs tracer | grep -q 'forbidden system call ptrace' ||
 	fail "ptrace: not reported: $("$MVM" logs tracer | tail -5)"
 echo "  ptrace the other VMM: stopped, reported"
+
+# The filters only log (MVM_SECCOMP=log): what stops these is the PID
+# namespace. The other VMM, and this shell, are not there to be found.
+export MVM_SECCOMP=log
+attack spy "kill:$victim_pid,ptrace:$victim_pid,kill:$$"
+unset MVM_SECCOMP
+for step in "kill $victim_pid" "ptrace $victim_pid" "kill $$"; do
+	r=$(result spy "$step")
+	[ "$r" = "No such process" ] || fail "$step: $r (not invisible); log: $("$MVM" logs spy | tail -5)"
+	echo "  $step: $r"
+done
 
 kill -0 "$victim_pid" || fail "the other sandbox's VMM died"
 run_mvm exec victim -- echo fine

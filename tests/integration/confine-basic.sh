@@ -1,6 +1,6 @@
 #!/bin/sh
-# Issue 16: every VMM runs confined (per-thread seccomp filters, no_new_privs)
-# and keeps working through a sandbox's whole life: exec, cp, network,
+# Issue 16: every VMM runs confined (per-thread seccomp filters, no_new_privs,
+# its own PID and IPC namespaces) and keeps working through a sandbox's whole life: exec, cp, network,
 # checkpoint, rollback, snapshot, restore; and the VMM `mvm run` starts.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
@@ -32,6 +32,7 @@ no_seccomp_stop() {
 sb_create one --memory 256M --cpu-quota 150
 pid=$(cat "$MVM_STATE_DIR/one/pid")
 confined "$pid" "sandbox VMM"
+own_pidns "$pid" "sandbox VMM"
 
 # What is in force, as inspect, ls --json and events report it.
 run_mvm inspect one --json
@@ -45,7 +46,7 @@ assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
 assert isinstance(p["helper_pid"], int), p  # the network helper (confine-nethelper.sh)
 # The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
 assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
-assert p["namespaces"] == ["user", "mount", "ipc", "net"], p
+assert p["namespaces"] == ["user", "mount", "ipc", "net", "pid"], p
 if p["cgroup"] is not None:
     mx = open("/sys/fs/cgroup" + p["cgroup"] + "/memory.max").read().strip()
     # On tmpfs the disk's pages cannot be reclaimed: no cap there (sandbox_cgroup.c).
@@ -64,6 +65,8 @@ assert v["one"]["protections"]["seccomp"] == "filter", v
 PY
 run_mvm events one
 expect_match "events: confined" 'confined .*vmm_pid=[0-9]+.* seccomp=trap .*landlock=[0-9]' \
+	"$(cat "$T/out")"
+expect_match "events: the PID namespace" "confined namespaces=user,mount,ipc,net,pid vmm_pid=$pid " \
 	"$(cat "$T/out")"
 run_mvm inspect one
 expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
@@ -97,6 +100,7 @@ SANDBOXES="$SANDBOXES two"
 run_mvm restore "$T/snap" two
 expect_eq "restore: $(cat "$T/err")" 0 "$rc"
 confined "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
+own_pidns "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
 run_mvm exec two -- cat /data/seed/f
 expect_eq "restored exec" "hello" "$(cat "$T/out")"
 no_seccomp_stop two
@@ -110,5 +114,6 @@ no_seccomp_stop one
 runpid=$!
 vmm=$(run_vmm_pid "$runpid") || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
 confined "$vmm" "mvm run's VMM"
+own_pidns "$vmm" "mvm run's VMM"
 wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
 echo "confine-basic: ok"

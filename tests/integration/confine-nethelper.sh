@@ -1,7 +1,8 @@
 #!/bin/sh
 # Issue 16: the network back-end (libslirp, glib) runs in its own confined
 # process, mvm-net, never in the process that holds /dev/kvm and guest
-# memory; the VMM is in an empty network namespace. For a sandbox and for
+# memory; the VMM is in an empty network namespace, the helper in its VMM's
+# PID and IPC namespaces. For a sandbox and for
 # `mvm run`: both processes under seccomp with no_new_privs, no libslirp or
 # glib mapped beside /dev/kvm, no KVM descriptor and no guest RAM in the
 # helper; the helper ends with its VMM, and its death is reported.
@@ -48,6 +49,13 @@ check_pair() {	# VMM HELPER WHAT
 		fail "$3: the VMM is still in the host's network namespace"
 	[ "$(readlink "/proc/$2/ns/net")" = "$(readlink /proc/self/ns/net)" ] ||
 		fail "$3: the helper is not on the host's network"
+	# The VMM's PID and IPC namespaces hold the helper too: no host
+	# process is in its sight or reach.
+	own_pidns "$1" "$3 VMM"
+	for ns in pid ipc; do
+		[ "$(readlink "/proc/$2/ns/$ns")" = "$(readlink "/proc/$1/ns/$ns")" ] ||
+			fail "$3: the helper is not in its VMM's $ns namespace"
+	done
 }
 
 gone_within() {	# PID SECONDS
@@ -70,7 +78,8 @@ h = p["helper"]
 assert isinstance(p["helper_pid"], int) and h["pid"] == p["helper_pid"], p
 assert h["seccomp"] == "filter" and h["no_new_privs"] is True, h
 assert isinstance(h["landlock"], int) and h["landlock"] >= 1, h
-assert "net" in p["namespaces"], p
+assert "net" in p["namespaces"] and "pid" in p["namespaces"], p
+assert h["namespaces"] == ["user", "mount", "ipc", "pid"], h
 print(h["pid"])
 PY
 helper=$(cat "$T/helper")

@@ -21,6 +21,7 @@
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
+#include "vmm/confine/pidns.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
@@ -114,6 +115,17 @@ Test(confine_tables, every_call_the_threads_make_is_listed)
 	for (size_t i = 0; i < sizeof(used_nethelper) / sizeof(used_nethelper[0]); i++)
 		cr_expect(find(&sc_table_nethelper, used_nethelper[i]), "helper lacks %s",
 			  used_nethelper[i]);
+}
+
+/* A stopped and continued process (kill -STOP/-CONT, strace attaching, a
+ * ptraced child's SIGCHLD) resumes an interrupted nanosleep or poll through
+ * restart_syscall: confine-strace.sh saw a VMM stopped by that on its main
+ * thread (reaping its helper at the end). Every thread may. */
+Test(confine_tables, every_thread_may_resume_an_interrupted_sleep)
+{
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		cr_expect(find(tables[i], "restart_syscall"), "%s thread lacks restart_syscall",
+			  tables[i]->thread);
 }
 
 /* The helper runs libslirp: sockets of the Internet families only (no Unix
@@ -401,7 +413,7 @@ static int ns_child(const char *root)
 	snprintf(own, sizeof(own), "%s/own", root);
 	if (chdir(own) || stat("/proc/self/ns/net", &net_before))
 		return 1;
-	ns = confine_namespaces(root, own);
+	ns = confine_namespaces(root, own, 0);
 	if (ns == 0)
 		return 77;
 	if (ns != (CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET))
@@ -441,6 +453,36 @@ static void in_scratch_child(int (*fn)(const char *root), const char *skip_why)
 Test(confine_ns, other_sandboxes_vanish_own_state_stays)
 {
 	in_scratch_child(ns_child, "user namespaces are not allowed here");
+}
+
+/* The same from inside the VMM's PID namespace (its user, mount and IPC
+ * namespaces made first, by vmm/confine/pidns.c): they are kept, not made
+ * again, and the PID namespace is reported with the rest. */
+static int ns_pid_child(const char *root)
+{
+	char own[PATH_MAX], p[PATH_MAX];
+	int have = confine_pidns_enter(), ns;
+
+	if (have == 0)
+		return 77;
+	if (have < 0)
+		return 10;
+	snprintf(own, sizeof(own), "%s/own", root);
+	if (chdir(own))
+		return 11;
+	ns = confine_namespaces(root, own, have);
+	if (ns != (CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET |
+		   CONFINE_NS_PID))
+		return 12;
+	snprintf(p, sizeof(p), "%s/other/f", root);
+	if (access(p, F_OK) == 0 || errno != ENOENT)
+		return 13;
+	return access("f", R_OK | W_OK) ? 14 : 0;
+}
+
+Test(confine_ns, in_the_pid_namespace_the_rest_is_made_in_it)
+{
+	in_scratch_child(ns_pid_child, "user namespaces are not allowed here");
 }
 
 static int landlock_child(const char *root)

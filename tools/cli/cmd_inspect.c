@@ -14,19 +14,22 @@ static const char inspect_usage[] =
 	"Show a sandbox's status, its VMM's and network helper's pids, and which\n"
 	"protections are in force on the VMM: seccomp (from /proc/PID/status),\n"
 	"no_new_privs, landlock (ABI version), namespaces, cgroup; and on the\n"
-	"network helper (mvm-net): seccomp, no_new_privs, landlock.\n";
+	"network helper (mvm-net): seccomp, no_new_privs, landlock, namespaces.\n";
 
-/* The network helper (mvm-net): its own seccomp, no_new_privs, Landlock. */
+/* The network helper (mvm-net): its own seccomp, no_new_privs, Landlock,
+ * and the namespaces it shares with the VMM. */
 static void print_helper(const cJSON *h)
 {
 	const cJSON *sc = cJSON_GetObjectItem(h, "seccomp"), *ll = cJSON_GetObjectItem(h, "landlock");
-	char abi[16] = "no";
+	char abi[16] = "no", *ns = cJSON_PrintUnformatted(cJSON_GetObjectItem(h, "namespaces"));
 
 	if (cJSON_IsNumber(ll))
 		snprintf(abi, sizeof(abi), "ABI %d", ll->valueint);
-	printf("helper pid:  %d (seccomp: %s, no_new_privs: %s, landlock: %s)\n",
+	printf("helper pid:  %d (seccomp: %s, no_new_privs: %s, landlock: %s, namespaces: %s)\n",
 	       cJSON_GetObjectItem(h, "pid")->valueint, cJSON_IsString(sc) ? sc->valuestring : "no",
-	       cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")) ? "yes" : "no", abi);
+	       cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")) ? "yes" : "no", abi,
+	       ns ? ns : "[]");
+	free(ns);
 }
 
 static void print_text(const cJSON *o)

@@ -43,8 +43,10 @@ static int parse_args(int argc, char **argv, pid_t *vmm, struct net_relay_cfg *c
 
 	if (argc < 2)
 		return -EINVAL;
+	/* 1: the VMM is pid 1 of its PID namespace, which ours is too (a
+	 * helper whose VMM died there dies with the namespace, never orphaned). */
 	*vmm = (pid_t)strtol(argv[1], &end, 10);
-	if (*end || *vmm <= 1)
+	if (*end || *vmm <= 0)
 		return -EINVAL;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--loopback"))

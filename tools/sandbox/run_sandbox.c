@@ -22,6 +22,7 @@
 #include "common/cli_util.h"
 #include "common/rotlog.h"
 #include "vmm/confine/hygiene.h"
+#include "vmm/confine/pidns.h"
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
@@ -153,7 +154,11 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 		dup2(fd, STDIN_FILENO);
 		dup2(fd, STDOUT_FILENO);
 	}
-	ret = chdir(s->dir) ? -errno : sb_console_log_open(&log);
+	/* The VMM proper runs in its own PID namespace; this process (the
+	 * child our parent waits for and kills) waits for it and dies with it. */
+	ret = chdir(s->dir) ? -errno : confine_pidns_enter();
+	if (ret >= 0)
+		ret = sb_console_log_open(&log);
 	if (!ret)
 		ret = sb_vmm_write_pid();
 	if (ret) {

@@ -135,7 +135,14 @@ static bool is_our_vmm(pid_t pid, const char *name)
 	if (!read_args(pid, cmd, sizeof(cmd), &a1, &a2))
 		return false;
 	if (!strcmp(a1, "run")) {
-		snprintf(own, sizeof(own), "run-%d", (int)parent_of(pid));
+		/* In its PID namespace the VMM is the child of mvm run's child
+		 * (vmm/confine/pidns.c): the CLI is one step further up. */
+		pid_t up = parent_of(pid);
+
+		snprintf(own, sizeof(own), "run-%d", (int)up);
+		if (strcmp(own, name) && read_args(up, cmd, sizeof(cmd), &a1, &a2) &&
+		    !strcmp(a1, "run"))
+			snprintf(own, sizeof(own), "run-%d", (int)parent_of(up));
 		return !strcmp(own, name);
 	}
 	return !strcmp(a1, "vmm") && !strcmp(a2, name);

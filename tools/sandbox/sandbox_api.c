@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_devices.h"
+#include "vmm/confine/pidns.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_api.h"
 #include "tools/sandbox/sandbox_policy.h"
@@ -55,7 +56,7 @@ static cJSON *status_reply(struct sb_api *a)
 	cJSON_AddBoolToObject(r, "ok", 1);
 	cJSON_AddStringToObject(r, "name", a->name);
 	cJSON_AddStringToObject(r, "status", vm_is_paused(a->vm) ? "paused" : "running");
-	cJSON_AddNumberToObject(r, "pid", getpid());
+	cJSON_AddNumberToObject(r, "pid", confine_pidns_self());
 	cJSON_AddNumberToObject(r, "uptime_s", vm_elapsed(a->vm));
 	cJSON_AddNumberToObject(r, "cpus", a->vm->ncpus);
 	cJSON_AddNumberToObject(r, "guest_resident_kib", (double)vm_guest_resident_kib(a->vm));

@@ -14,6 +14,7 @@
 #include "devices/virtio_devices.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
+#include "vmm/confine/pidns.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_cgroup.h"
@@ -50,7 +51,7 @@ static int hide_others(const char *name)
 	if (sb_root(root, sizeof(root)) || !realpath(root, real) || !getcwd(own, sizeof(own)))
 		return -ENOENT;
 	(void)name;
-	return confine_namespaces(real, own);
+	return confine_namespaces(real, own, confine_pidns_flags());
 }
 
 /* The "confined" event: confine.json's fields, in the event schema's types
@@ -80,13 +81,30 @@ static void confined_event(const char *name, const cJSON *o)
 	sb_event_put(name, ev);
 }
 
-/* The network helper (mvm-net): its pid and the Landlock ABI it reported;
- * seccomp and no_new_privs come from its /proc status when read. */
-static void helper_report(cJSON *o, struct vm *vm)
+/* The CONFINE_NS_* in @ns as the reports name them. */
+static void ns_names(cJSON *list, int ns)
 {
-	int ll = 0, pid = virtio_net_helper_pid(vm, &ll);
+	static const struct {
+		int flag;
+		const char *name;
+	} names[] = { { CONFINE_NS_USER, "user" }, { CONFINE_NS_MOUNT, "mount" },
+		      { CONFINE_NS_IPC, "ipc" }, { CONFINE_NS_NET, "net" },
+		      { CONFINE_NS_PID, "pid" } };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (ns & names[i].flag)
+			cJSON_AddItemToArray(list, cJSON_CreateString(names[i].name));
+}
+
+/* The network helper (mvm-net): its pid (the host's) and the Landlock ABI
+ * it reported; seccomp and no_new_privs come from its /proc status when
+ * read. It shares the VMM's namespaces of @ns but the network. */
+static void helper_report(cJSON *o, struct vm *vm, pid_t pid, int ns)
+{
+	int ll = 0;
 	cJSON *h;
 
+	virtio_net_helper_pid(vm, &ll);
 	if (!pid) {
 		cJSON_AddNullToObject(o, "helper_pid");	/* no network device */
 		cJSON_AddNullToObject(o, "helper");
@@ -99,29 +117,25 @@ static void helper_report(cJSON *o, struct vm *vm)
 		cJSON_AddNumberToObject(h, "landlock", ll);
 	else
 		cJSON_AddFalseToObject(h, "landlock");
+	ns_names(cJSON_AddArrayToObject(h, "namespaces"), ns & ~CONFINE_NS_NET);
 }
 
-static void write_report(const char *name, struct vm *vm, int ns, int abi, const char *cgroup)
+static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, int abi,
+			 const char *cgroup)
 {
 	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
 	char *s;
 
-	cJSON_AddNumberToObject(o, "vmm_pid", getpid());
-	helper_report(o, vm);
+	cJSON_AddNumberToObject(o, "vmm_pid", confine_pidns_self());
+	/* The helper shares the namespaces made before it started. */
+	helper_report(o, vm, helper, ns & confine_pidns_flags());
 	cJSON_AddStringToObject(o, "seccomp", confine_seccomp_log_mode() ? "log" : "trap");
 	cJSON_AddBoolToObject(o, "no_new_privs", true);
 	if (abi > 0)
 		cJSON_AddNumberToObject(o, "landlock", abi);
 	else
 		cJSON_AddFalseToObject(o, "landlock");
-	if (ns & CONFINE_NS_USER)
-		cJSON_AddItemToArray(nsl, cJSON_CreateString("user"));
-	if (ns & CONFINE_NS_MOUNT)
-		cJSON_AddItemToArray(nsl, cJSON_CreateString("mount"));
-	if (ns & CONFINE_NS_IPC)
-		cJSON_AddItemToArray(nsl, cJSON_CreateString("ipc"));
-	if (ns & CONFINE_NS_NET)
-		cJSON_AddItemToArray(nsl, cJSON_CreateString("net"));
+	ns_names(nsl, ns);
 	if (cgroup)
 		cJSON_AddStringToObject(o, "cgroup", cgroup);
 	else
@@ -139,6 +153,7 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL };
 	char cg[PATH_MAX], evdir[PATH_MAX];
 	int ns, abi, cg_ret;
+	pid_t helper;
 
 	/* `mvm run --events FILE`: the denials go to a file the user named,
 	 * outside the state directory; its directory stays writable. */
@@ -154,6 +169,9 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 				 sizeof(cg));
 	if (cg_ret)
 		log_info("cgroup limits skipped: %s", cg);
+	/* The host's pids, while the host's /proc is still ours to read. */
+	helper = confine_pidns_host_pid(virtio_net_helper_pid(vm, NULL));
+	confine_pidns_seal();
 	ns = hide_others(name);
 	if (ns < 0)
 		log_warn("namespaces: %s (other sandboxes stay visible)", strerror(-ns));
@@ -165,7 +183,11 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 		log_warn("landlock: %s", strerror(-abi));
 	else if (!abi)
 		log_info("this kernel has no Landlock: file access is not restricted");
-	write_report(name, vm, ns > 0 ? ns : 0, abi, cg_ret ? NULL : cg);
+	/* Made before and in force whatever happened since (the mount
+	 * namespace hides nothing unless hide_others() succeeded). */
+	if (ns <= 0)
+		ns = confine_pidns_flags() & ~CONFINE_NS_MOUNT;
+	write_report(name, vm, helper, ns, abi, cg_ret ? NULL : cg);
 }
 
 /* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */

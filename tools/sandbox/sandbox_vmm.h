@@ -7,7 +7,8 @@
 
 #include "vmm/vm.h"
 
-/* Run in NAME's state directory (the cwd): write "pid" atomically. 0 or -errno. */
+/* Run in NAME's state directory (the cwd): write "pid" atomically, the
+ * VMM's pid as the host sees it (confine_pidns_self()). 0 or -errno. */
 int sb_vmm_write_pid(void);
 
 /*

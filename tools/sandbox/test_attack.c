@@ -10,6 +10,7 @@ void sb_test_attack_arm(struct vm *vm, int report_fd)
 #else
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,8 @@ static int step(const char *kind, const char *arg)
 	}
 	if (!strcmp(kind, "ptrace"))
 		return ptrace(PTRACE_ATTACH, (pid_t)atoi(arg), 0, 0) ? -errno : 0;
+	if (!strcmp(kind, "kill"))
+		return kill((pid_t)atoi(arg), SIGKILL) ? -errno : 0;
 	return -EINVAL;
 }
 

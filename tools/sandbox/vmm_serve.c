@@ -19,6 +19,7 @@
 #include "common/fatal_signal.h"
 #include "common/rotlog.h"
 #include "vmm/confine/hygiene.h"
+#include "vmm/confine/pidns.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox.h"
 #include "images/image_overlay.h"
@@ -41,7 +42,7 @@ int sb_vmm_write_pid(void)
 
 	if (fd < 0)
 		return -errno;
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)confine_pidns_self());
 	if (write(fd, buf, (size_t)n) != n) {
 		close(fd);
 		return -EIO;
@@ -210,6 +211,13 @@ int sb_vmm_main(const char *name)
 	ret = confine_hygiene(NULL, 0);
 	if (ret)
 		cli_err("vmm", "process hygiene: %s", strerror(-ret));
+	/* From here on we are the VMM in its own PID namespace (or the
+	 * process that waits for it, which never returns from this call). */
+	ret = confine_pidns_enter();
+	if (ret < 0) {
+		cli_err("vmm", "PID namespace: %s", strerror(-ret));
+		return ret;
+	}
 	if (chdir_state(name) || sb_config_load(name, &c)) {
 		cli_err("vmm", "cannot load the sandbox %s", name);
 		return -ENOENT;

@@ -43,7 +43,7 @@ static int hide_root(const char *root, const char *own)
 	return 0;
 }
 
-int confine_namespaces(const char *root, const char *own)
+int confine_userns(int flags)
 {
 	uid_t uid = getuid();
 	gid_t gid = getgid();
@@ -52,8 +52,8 @@ int confine_namespaces(const char *root, const char *own)
 	/* New credentials can clear the parent-death signal (mvm run's VMM
 	 * must die with its CLI): keep it. */
 	prctl(PR_GET_PDEATHSIG, &deathsig, 0, 0, 0);
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET))
-		return 0;
+	if (unshare(CLONE_NEWUSER | flags))
+		return 1;
 	if (deathsig)
 		prctl(PR_SET_PDEATHSIG, deathsig, 0, 0, 0);
 	/* A non-dumpable process's /proc/self files belong to root: its own
@@ -63,7 +63,24 @@ int confine_namespaces(const char *root, const char *own)
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	ret = map_self(uid, gid);
 	prctl(PR_SET_DUMPABLE, dumpable > 0 ? dumpable : 0, 0, 0, 0);
+	return ret;
+}
+
+int confine_namespaces(const char *root, const char *own, int have)
+{
+	int flags = CLONE_NEWNET, ret;
+
+	if (!(have & CONFINE_NS_MOUNT))
+		flags |= CLONE_NEWNS;
+	if (!(have & CONFINE_NS_IPC))
+		flags |= CLONE_NEWIPC;
+	/* In a user namespace of our own we hold its capabilities: the rest
+	 * is made in it (the PID namespace belongs to it). */
+	if (have & CONFINE_NS_USER)
+		ret = unshare(flags) ? -errno : 0;
+	else if ((ret = confine_userns(flags)) > 0)
+		return 0;	/* not allowed here */
 	if (!ret)
 		ret = hide_root(root, own);
-	return ret ? ret : CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET;
+	return ret ? ret : have | CONFINE_NS_USER | CONFINE_NS_MOUNT | CONFINE_NS_IPC | CONFINE_NS_NET;
 }

@@ -22,6 +22,7 @@ static const struct sc_rule rules[] = {
 	{ "clock_gettime", SC_ANY }, { "nanosleep", SC_ANY }, { "clock_nanosleep", SC_ANY },
 	{ "gettid", SC_ANY }, { "getpid", SC_ANY },
 	{ "rt_sigprocmask", SC_ANY }, { "rt_sigreturn", SC_ANY }, { "sched_yield", SC_ANY },
+	{ "restart_syscall", SC_ANY },	/* a sleep resumed after a stop (SIGSTOP, a tracer) */
 	{ "exit", SC_ANY }, { "exit_group", SC_ANY },
 };
 

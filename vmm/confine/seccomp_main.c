@@ -52,6 +52,7 @@ static const struct sc_rule rules[] = {
 	/* Threads it already has, memory, time, identity queries (sysinfo: glibc's
 	 * qsort asks for the RAM size), the end. */
 	{ "futex", SC_ANY }, { "tgkill", SC_SELF }, { "rt_sigreturn", SC_ANY },
+	{ "restart_syscall", SC_ANY },	/* a sleep resumed after a stop (SIGSTOP, a tracer) */
 	{ "rt_sigprocmask", SC_ANY }, { "mmap", SC_NO_EXEC }, { "mprotect", SC_NO_EXEC },
 	{ "munmap", SC_ANY }, { "mremap", SC_ANY }, { "madvise", SC_ANY }, { "brk", SC_ANY },
 	{ "mincore", SC_ANY }, { "getrusage", SC_ANY }, { "clock_gettime", SC_ANY }, { "clock_nanosleep", SC_ANY },

@@ -38,6 +38,7 @@ static const struct sc_rule rules[] = {
 	{ "ppoll", SC_ANY },
 	/* Memory, time, identity, entropy (DNS ids), the end. */
 	{ "futex", SC_ANY }, { "rt_sigreturn", SC_ANY }, { "rt_sigprocmask", SC_ANY },
+	{ "restart_syscall", SC_ANY },	/* a sleep resumed after a stop (SIGSTOP, a tracer) */
 	{ "mmap", SC_NO_EXEC }, { "mprotect", SC_NO_EXEC }, { "munmap", SC_ANY },
 	{ "mremap", SC_ANY }, { "madvise", SC_ANY }, { "brk", SC_ANY },
 	{ "clock_gettime", SC_ANY }, { "clock_nanosleep", SC_ANY }, { "nanosleep", SC_ANY },
