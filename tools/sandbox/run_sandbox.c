@@ -138,6 +138,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 {
 	struct run_report rep = { 0 };
 	struct rotlog log;
+	bool in_state;
 	int fd, ret;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -156,7 +157,8 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	}
 	/* The VMM proper runs in its own PID namespace; this process (the
 	 * child our parent waits for and kills) waits for it and dies with it. */
-	ret = chdir(s->dir) ? -errno : confine_pidns_enter();
+	in_state = chdir(s->dir) == 0;
+	ret = in_state ? confine_pidns_enter() : -errno;
 	if (ret >= 0)
 		ret = sb_console_log_open(&log);
 	if (!ret)
@@ -169,7 +171,8 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	}
 	serve(o, s, &log, &rep);
 report:
-	unlink("pid");
+	if (in_state)
+		unlink("pid");	/* never a "pid" in the directory the user ran us from */
 	(void)!write(report_fd, &rep, sizeof(rep));
 	_exit(0);
 }
