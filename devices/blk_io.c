@@ -126,6 +126,10 @@ int blk_io_init(struct blk_io *io, blk_exec_fn exec)
 	return 0;
 }
 
+/* Raised by the faulting thread itself: blocking them cannot keep them
+ * from a worker, only their handlers (seccomp_filter.c, fatal_signal.c). */
+static const int own_faults[] = { SIGSYS, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
 int blk_io_start(struct blk_io *io)
 {
 	sigset_t all, old;
@@ -133,8 +137,14 @@ int blk_io_start(struct blk_io *io)
 
 	if (io->nthreads)
 		return 0;
-	/* Signals are for the event loop and the vCPUs, never a worker. */
+	/* Signals are for the event loop and the vCPUs, never a worker; but
+	 * not the ones a worker's own fault raises (seccomp's SIGSYS, a
+	 * crash): the kernel delivers those anyway, and when they are blocked
+	 * it first resets them to the default action, so the process died
+	 * without the line that names the call or the crash. */
 	sigfillset(&all);
+	for (size_t i = 0; i < sizeof(own_faults) / sizeof(own_faults[0]); i++)
+		sigdelset(&all, own_faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (int i = 0; i < BLK_IO_WORKERS && !err; i++) {
 		err = -pthread_create(&io->th[i], NULL, worker, io);

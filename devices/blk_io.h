@@ -23,7 +23,8 @@
  * qcow2 bounce clusters, L2 and refcount tables; glibc gives each thread
  * its own arena); at start and exit what glibc's thread start-up does
  * (rseq, set_robust_list, rt_sigprocmask, madvise, munmap, exit). No
- * open, no socket, no ioctl. Workers block every signal.
+ * open, no socket, no ioctl. Workers block every signal but
+ * those their own faults raise (SIGSYS, SIGSEGV...), whose handlers report them.
  */
 #ifndef MVM_BLK_IO_H
 #define MVM_BLK_IO_H

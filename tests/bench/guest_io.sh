@@ -3,11 +3,11 @@
 # microvm in one run: same kernel, same initramfs and guest command, each
 # run on a fresh qcow2 overlay (made by qemu-img) over the same raw base of
 # random data, cache=writeback on both (QEMU: aio=threads; mvm: page cache).
-# The guest runs tests/bench/blkbench.c (static, from a read-only ext4 tools
-# disk; a small fio-like tool: O_DIRECT on the raw device, queue depth N =
-# N threads) for 4K random read/write at QD1 and QD32, 1M sequential read
-# and write, and 4K write + fdatasync. Rounds alternate mvm and QEMU;
-# medians per job, ratios mvm/QEMU.
+# The guest runs fio (tests/bench/fio_jobs.sh: the host's fio and its
+# libraries on a read-only ext4 tools disk, through the bundled loader;
+# libaio, O_DIRECT on the raw device) for 4K random read/write at QD1 and
+# QD32, 1M sequential read and write, and 4K write + fdatasync. Rounds
+# alternate mvm and QEMU; medians per job, ratios mvm/QEMU.
 # Env: MVM_BENCH_RUNS (3), MVM_BENCH_IO_SECS (4 per job).
 set -eu
 MVM=${MVM:-build/mvm}
@@ -18,15 +18,21 @@ SECS=${MVM_BENCH_IO_SECS:-4}
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-io.XXXXXX")
 trap 'rm -rf "$T"' EXIT
 
-mkdir -p "$T/tools"
-${CC:-gcc} -std=gnu11 -D_GNU_SOURCE -O2 -static -o "$T/tools/blkbench" tests/bench/blkbench.c -lpthread
-mkfs.ext4 -q -d "$T/tools" -L mvmbench "$T/tools.ext4" 16M
+command -v fio >/dev/null || { echo "bench-guest-io: fio missing (sudo apt-get install fio)" >&2; exit 1; }
+mkdir -p "$T/tools/bin" "$T/tools/lib"
+cp "$(command -v fio)" "$T/tools/bin/fio"
+cp tests/bench/fio_jobs.sh "$T/tools/fio_jobs.sh"
+# Every library fio links (and the loader), as this host has them.
+ldd "$(command -v fio)" | awk '$3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+	while read -r lib; do cp -L "$lib" "$T/tools/lib/"; done
+[ -f "$T/tools/lib/ld-linux-x86-64.so.2" ] || { echo "bench-guest-io: no loader in fio's ldd" >&2; exit 1; }
+mkfs.ext4 -q -d "$T/tools" -L mvmbench "$T/tools.ext4" $(( $(du -sm "$T/tools" | cut -f1) + 32 ))M
 # 512 MiB for the jobs plus the fsync job's 16 MiB after it.
 head -c $((544 << 20)) /dev/urandom > "$T/base.raw"
 
 # The target is the big disk, whichever name it got.
-CMD="for d in vda vdb; do if [ \$(cat /sys/block/\$d/size) -gt 200000 ]; then t=\$d; else l=\$d; fi; done
-mkdir -p /t && mount -o ro /dev/\$l /t && /t/blkbench /dev/\$t $SECS; echo bench-rc=\$?"
+CMD="for d in vda vdb; do if [ \$(cat /sys/block/\$d/size) -gt 1000000 ]; then t=\$d; else l=\$d; fi; done
+mkdir -p /t && mount -o ro /dev/\$l /t && sh /t/fio_jobs.sh /t /dev/\$t $SECS; echo bench-rc=\$?"
 "$MVM" run --save-initrd "$T/q.cpio" -- sh -c "$CMD"
 
 overlay() {

@@ -64,16 +64,26 @@ static int container(char *dir, size_t cap, bool cpu)
 	return put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
 }
 
-/* The state directory (the VMM's cwd) lies on tmpfs or ramfs. */
-static bool state_on_tmpfs(void)
+/* @path (a file or directory) lies on tmpfs or ramfs. */
+static bool on_tmpfs(const char *path)
 {
 	struct statfs f;
 
-	return !statfs(".", &f) && (f.f_type == TMPFS_MAGIC || f.f_type == RAMFS_MAGIC);
+	return !statfs(path, &f) && (f.f_type == TMPFS_MAGIC || f.f_type == RAMFS_MAGIC);
 }
 
-int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, pid_t helper, char *path,
-		    size_t cap)
+bool sb_cgroup_written_on_tmpfs(const char *const *rw_files)
+{
+	if (on_tmpfs("."))
+		return true;
+	for (int i = 0; rw_files && rw_files[i]; i++)
+		if (on_tmpfs(rw_files[i]))
+			return true;
+	return false;
+}
+
+int sb_cgroup_enter(const char *name, uint64_t guest_mem, const char *const *rw_files, int cpu_quota,
+		    pid_t helper, char *path, size_t cap)
 {
 	char dir[PATH_MAX], v[32];
 	int ret = container(dir, sizeof(dir) - 64, cpu_quota > 0);
@@ -87,8 +97,10 @@ int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, pid_t h
 	snprintf(v, sizeof(v), "%llu", (unsigned long long)(guest_mem + SB_CGROUP_OVERHEAD));
 	/* The disk files' pages are charged to this cgroup; on tmpfs they
 	 * cannot be reclaimed, so a cap would stall the guest's disk writes at
-	 * guest RAM + overhead. There the cap is left at max (reported). */
-	if (!ret && !state_on_tmpfs())
+	 * guest RAM + overhead, or have the kernel kill the VMM (a guest
+	 * writing 512 MiB to `mvm run --disk /tmp/x.qcow2`: fio's QD32 jobs).
+	 * There the cap is left at max (reported). */
+	if (!ret && !sb_cgroup_written_on_tmpfs(rw_files))
 		ret = put(dir, "memory.max", v);
 	snprintf(v, sizeof(v), "%d", SB_CGROUP_PIDS);
 	if (!ret)

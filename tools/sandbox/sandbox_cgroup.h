@@ -2,6 +2,7 @@
 #ifndef MVM_SANDBOX_CGROUP_H
 #define MVM_SANDBOX_CGROUP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,16 +18,23 @@
 /*
  * Move the calling process (NAME's VMM), and its network helper @helper if
  * > 0 (libslirp and glib: their memory counts), into its own cgroup, mvm/NAME below
- * the cgroup it is in, with memory.max = @guest_mem + SB_CGROUP_OVERHEAD and
- * pids.max = SB_CGROUP_PIDS, and with @cpu_quota (percent of one CPU; 0:
- * none) cpu.max. Works where that cgroup's subtree is delegated
+ * the cgroup it is in, with memory.max = @guest_mem + SB_CGROUP_OVERHEAD
+ * (none, "max", when the state directory or one of @rw_files, the disks
+ * the guest may write, NULL-terminated or NULL, lies on tmpfs: its pages
+ * would count and cannot be reclaimed) and pids.max = SB_CGROUP_PIDS, and
+ * with @cpu_quota (percent of one CPU; 0: none) cpu.max. Works where that cgroup's subtree is delegated
  * to us (writable, and no processes of its own but ours in the way: the
  * cgroup v2 root, or a delegated systemd unit). 0 and the cgroup's path
  * relative to the cgroup mount in @path; else -errno and why in @path:
  * nothing changed, the sandbox runs without limits.
  */
-int sb_cgroup_enter(const char *name, uint64_t guest_mem, int cpu_quota, pid_t helper, char *path,
-		    size_t cap);
+int sb_cgroup_enter(const char *name, uint64_t guest_mem, const char *const *rw_files, int cpu_quota,
+		    pid_t helper, char *path, size_t cap);
+
+/* Whether the state directory (the cwd: checkpoint layers, the overlays
+ * of `mvm run --image`) or one of @rw_files (NULL-terminated, or NULL)
+ * lies on tmpfs or ramfs: then sb_cgroup_enter sets no memory.max. */
+bool sb_cgroup_written_on_tmpfs(const char *const *rw_files);
 
 /* Remove NAME's cgroup once its VMM has ended (an empty cgroup goes). */
 void sb_cgroup_remove(const char *name);

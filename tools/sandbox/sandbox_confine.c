@@ -44,6 +44,17 @@ static void read_only_paths(const struct vm_config *vc, const char **ro)
 	ro[n] = NULL;
 }
 
+/* The disk files the guest may write (NULL-terminated). */
+static void writable_disks(const struct vm_config *vc, const char **wd)
+{
+	int n = 0;
+
+	for (int i = 0; i < vc->nr_disks && i < VM_MAX_DISKS; i++)
+		if (vc->disks[i].path && !vc->disks[i].read_only)
+			wd[n++] = vc->disks[i].path;
+	wd[n] = NULL;
+}
+
 static int hide_others(const char *name)
 {
 	char root[PATH_MAX], real[PATH_MAX], own[PATH_MAX];
@@ -150,7 +161,7 @@ static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, 
 
 void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota)
 {
-	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL };
+	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL }, *wd[VM_MAX_DISKS + 1];
 	char cg[PATH_MAX], evdir[PATH_MAX];
 	int ns, abi, cg_ret;
 	pid_t helper;
@@ -165,8 +176,9 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 
 	/* First the cgroup (the guest's RAM is charged as it is touched, from
 	 * now on), while the cgroup tree is still in sight. */
-	cg_ret = sb_cgroup_enter(name, vc->mem_size, cpu_quota, virtio_net_helper_pid(vm, NULL), cg,
-				 sizeof(cg));
+	writable_disks(vc, wd);
+	cg_ret = sb_cgroup_enter(name, vc->mem_size, wd, cpu_quota, virtio_net_helper_pid(vm, NULL),
+				 cg, sizeof(cg));
 	if (cg_ret)
 		log_info("cgroup limits skipped: %s", cg);
 	/* The host's pids, while the host's /proc is still ours to read. */

@@ -1,0 +1,38 @@
+/* Where the sandbox's memory cap would count pages that cannot be
+ * reclaimed (tools/sandbox/sandbox_cgroup.c): disk files on tmpfs. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "tools/sandbox/sandbox_cgroup.h"
+
+static bool is_tmpfs(const char *path)
+{
+	struct statfs f;
+
+	return !statfs(path, &f) && f.f_type == TMPFS_MAGIC;
+}
+
+/* A writable disk on tmpfs lifts the cap even when the state directory
+ * (the cwd) is not on tmpfs: `mvm run --disk /tmp/x.qcow2` with /tmp on
+ * tmpfs had the VMM OOM-killed once the guest had written 256 MiB. */
+Test(sandbox_cgroup, a_writable_disk_on_tmpfs_counts)
+{
+	char disk[] = "/dev/shm/mvm-cg-XXXXXX";
+	const char *none[] = { NULL }, *on_shm[] = { "/nonexistent-disk", disk, NULL };
+	int fd;
+
+	if (is_tmpfs(".") || !is_tmpfs("/dev/shm"))
+		cr_skip_test("needs a cwd off tmpfs and /dev/shm on tmpfs");
+	fd = mkstemp(disk);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_expect_not(sb_cgroup_written_on_tmpfs(NULL));
+	cr_expect_not(sb_cgroup_written_on_tmpfs(none));
+	cr_expect(sb_cgroup_written_on_tmpfs(on_shm), "disk %s on tmpfs not seen", disk);
+	unlink(disk);
+}
