@@ -36,3 +36,15 @@ Test(sandbox_cgroup, a_writable_disk_on_tmpfs_counts)
 	cr_expect(sb_cgroup_written_on_tmpfs(on_shm), "disk %s on tmpfs not seen", disk);
 	unlink(disk);
 }
+
+/* memory.events as the kernel writes it: the OOM kills are told apart from
+ * the other counters, so a VMM the OOM killer ended can be named as such. */
+Test(sandbox_cgroup, oom_kills_are_read_from_memory_events)
+{
+	cr_assert_eq(sb_cgroup_oom_kills("low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 0\n"), 1);
+	cr_assert_eq(sb_cgroup_oom_kills("low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\noom_group_kill 0\n"), 0);
+	cr_assert_eq(sb_cgroup_oom_kills("oom_group_kill 3\n"), 0);
+	cr_assert_eq(sb_cgroup_oom_kills("oom_kill 7"), 7);
+	cr_assert_eq(sb_cgroup_oom_kills(""), 0);
+	cr_assert_eq(sb_cgroup_oom_killed("no-such-sandbox-xyz"), false);
+}

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,6 +125,37 @@ int sb_cgroup_enter(const char *name, uint64_t guest_mem, const char *const *rw_
 	}
 	snprintf(path, cap, "%s", dir + strlen(CG_MOUNT));
 	return 0;
+}
+
+long sb_cgroup_oom_kills(const char *text)
+{
+	const char *p = text;
+
+	/* "key value" lines; the key must start its line ("oom_group_kill"
+	 * is another counter). */
+	while (p && *p) {
+		if (!strncmp(p, "oom_kill ", 9))
+			return strtol(p + 9, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
+}
+
+bool sb_cgroup_oom_killed(const char *name)
+{
+	char p[PATH_MAX], own[PATH_MAX], *text;
+	bool killed;
+
+	if (own_cgroup(own, sizeof(own)) ||
+	    snprintf(p, sizeof(p), "%s%s/mvm/%s/memory.events", CG_MOUNT,
+		     strcmp(own, "/") ? own : "", name) >= (int)sizeof(p))
+		return false;
+	text = file_read_text(p, 4096);
+	killed = text && sb_cgroup_oom_kills(text) > 0;
+	free(text);
+	return killed;
 }
 
 void sb_cgroup_remove(const char *name)

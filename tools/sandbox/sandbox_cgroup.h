@@ -36,6 +36,12 @@ int sb_cgroup_enter(const char *name, uint64_t guest_mem, const char *const *rw_
  * lies on tmpfs or ramfs: then sb_cgroup_enter sets no memory.max. */
 bool sb_cgroup_written_on_tmpfs(const char *const *rw_files);
 
+/* The oom_kill count in the text of a memory.events file; 0 if none. */
+long sb_cgroup_oom_kills(const char *memory_events);
+/* Whether the kernel's OOM killer killed a process of NAME's cgroup (its
+ * memory.max was reached): a VMM that died without a word may have. */
+bool sb_cgroup_oom_killed(const char *name);
+
 /* Remove NAME's cgroup once its VMM has ended (an empty cgroup goes). */
 void sb_cgroup_remove(const char *name);
 

@@ -121,8 +121,13 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 	 * VMM answers within milliseconds: poll fast at first, then back off. */
 	for (int wait_ms = 2; mono_now_s() < deadline; wait_ms = wait_ms < 100 ? wait_ms * 2 : 100) {
 		if (!pid_alive(vmm)) {
-			snprintf(err, errlen, "the VMM exited during boot and left no reason in "
-				 "its log: killed from outside? (see mvm logs %s)", name);
+			if (sb_cgroup_oom_killed(name))
+				snprintf(err, errlen, "the kernel's OOM killer ended the VMM during boot: "
+					 "its cgroup's memory.max (guest RAM + %llu MiB) was reached",
+					 SB_CGROUP_OVERHEAD >> 20);
+			else
+				snprintf(err, errlen, "the VMM exited during boot and left no reason in "
+					 "its log: killed from outside? (see mvm logs %s)", name);
 			log_reason(name, err, errlen);
 			return -ECHILD;
 		}
