@@ -28,8 +28,8 @@ head -c 4194304 /dev/urandom > "$T/www/big.bin"
 export MVM_TEST_BLK_SYNC=1
 sb_create nb --disk-size 1200M --memory 384M $NET_DNS --allow 203.0.113.10:8080/tcp
 unset MVM_TEST_BLK_SYNC
-why() {
-	"$MVM" logs nb 2>&1 | grep -v '^\[' | tail -25 >&2
+why() {	# the guest kernel's lines too: how a guest that reset got there
+	"$MVM" logs nb 2>&1 | tail -40 >&2
 	fail "$1"
 }
 gx() { run_mvm exec nb -- sh -c "$1"; [ "$rc" = 0 ] || why "exec '$1' ($rc): $(cat "$T/err")"; }
