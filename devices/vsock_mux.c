@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "devices/vsock_mux.h"
 #include "devices/vsock_mux_int.h"
 
@@ -198,6 +199,8 @@ static void accept_one(struct vsock_mux *m)
 		return;
 	c = vs_alloc(m, fd);
 	if (!c) {
+		/* Rate-limited by nature: only host clients (the CLI, the relay) connect here. */
+		log_warn("vsock: %d host connections are open; a new one is refused", VSOCK_MAX_CONNS);
 		close(fd);	/* too many connections: the client sees EOF */
 		return;
 	}

@@ -23,9 +23,15 @@ t_start=$(date +%s)
 step() { echo "browser-cdp: $(( $(date +%s) - t_start ))s: $*" >&2; }
 # What the guest and the relay said, when a step fails.
 diag() {
-	"$MVM" exec web -- tail -n 15 /var/log/mvm-browser.log 2>&1 | sed 's/^/  guest log: /' >&2
+	"$MVM" exec web -- sh -c 'tail -n 15 /var/log/mvm-browser.log; echo "chromium processes: $(pgrep -c chromium)"; wget -q -T 30 -O- http://127.0.0.1:9222/json/version | head -c 120' 2>&1 | sed 's/^/  guest: /' >&2
 	tail -n 5 "$MVM_STATE_DIR/web/relay.log" 2>/dev/null | sed 's/^/  relay log: /' >&2
+	"$MVM" logs web 2>/dev/null | tail -n 8 | sed 's/^/  console: /' >&2
+	# A guest kernel that panicked or reset says why before its last lines.
+	"$MVM" logs web 2>/dev/null | grep -E -m 40 -B 2 -A 12 'Kernel panic|BUG:|Oops|RIP:|Restarting|Out of memory|segfault|general protection' |
+		head -n 60 | sed 's/^/  guest kernel: /' >&2
 }
+# cdp_fail WHAT: a CDP client step failed; show why, then fail.
+cdp_fail() { diag; fail "$@"; }
 # jget JSON KEY...: one value of a JSON text (None for null).
 jget() {
 	python3 -c 'import json, sys
@@ -59,7 +65,7 @@ sb_create web --image browser --memory 1024M --cpus 2 $NET_DNS --allow allowed.t
 step "mvm browser"
 t0=$(date +%s)
 run_mvm browser --json web
-[ "$rc" = 0 ] || { diag; fail "mvm browser: status $rc"; }
+[ "$rc" = 0 ] || cdp_fail "mvm browser: status $rc"
 step "mvm browser took $(( $(date +%s) - t0 )) s"
 ep=$(cat "$T/out")
 cdp=$(jget "$ep" cdp)
@@ -86,7 +92,7 @@ PY
 
 # The form, through puppeteer's connect({browserURL}).
 step "puppeteer: form"
-cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || fail "puppeteer: form"
+cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || cdp_fail "puppeteer: form"
 form=$(cat "$T/form.json")
 expect_eq "the server's answer" "hello mvm-agent" "$(jget "$form" answer)"
 expect_eq "CDP screenshot is a PNG" "89504e470d0a1a0a" "$(jget "$form" png)"
@@ -94,14 +100,14 @@ expect_match "puppeteer followed our ws URL" "^ws://127\\.0\\.0\\.1:$port/" "$(j
 
 # Not allowlisted: the name does not resolve, and the attempt is an event.
 step "puppeteer: blocked.test"
-cdp_check blocked "$cdp" "http://blocked.test:8080/hello.txt" > "$T/blocked.json" || fail "puppeteer: blocked"
+cdp_check blocked "$cdp" "http://blocked.test:8080/hello.txt" > "$T/blocked.json" || cdp_fail "puppeteer: blocked"
 expect_match "blocked.test fails" 'ERR_NAME_NOT_RESOLVED' "$(jget "$(cat "$T/blocked.json")" error)"
 "$MVM" events web > "$T/events" 2>&1
 grep -q 'blocked.test' "$T/events" || fail "blocked.test not in mvm events: $(tail -5 "$T/events")"
 
 # The host's loopback: neither the guest's own 127.0.0.1 nor the gateway leads there.
 for url in http://127.0.0.1:18555/secret.txt http://10.0.2.2:18555/secret.txt; do
-	cdp_check blocked "$cdp" "$url" > "$T/loop.json" || fail "puppeteer: $url"
+	cdp_check blocked "$cdp" "$url" > "$T/loop.json" || cdp_fail "puppeteer: $url"
 	! grep -q 'host-loopback-secret' "$T/loop.json" || fail "the browser read the host's loopback via $url"
 	[ "$(jget "$(cat "$T/loop.json")" error)" != None ] || fail "$url loaded"
 done
@@ -159,8 +165,8 @@ PY
 step "checkpoint"
 tag=$("$MVM" checkpoint web) || fail "checkpoint"
 step "close the page"
-cdp_check close "$cdp" > "$T/close.json" || fail "puppeteer: close"
-cdp_check pages "$cdp" > "$T/pages.json" || fail "puppeteer: pages after close"
+cdp_check close "$cdp" > "$T/close.json" || cdp_fail "puppeteer: close"
+cdp_check pages "$cdp" > "$T/pages.json" || cdp_fail "puppeteer: pages after close"
 ! grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not close"
 node tests/browser/cdp-check.mjs hold "$cdp" > "$T/hold.out" 2>"$T/hold.err" &
 hold=$!
@@ -175,9 +181,9 @@ wait $hold || fail "holding client: $(cat "$T/hold.err")"
 expect_match "an open CDP connection is dropped by the rollback" '"disconnected":true' "$(tail -1 "$T/hold.out")"
 step "mvm browser after the rollback"
 run_mvm browser web
-[ "$rc" = 0 ] || { diag; fail "mvm browser after rollback: status $rc"; }
+[ "$rc" = 0 ] || cdp_fail "mvm browser after rollback: status $rc"
 expect_eq "same endpoint after rollback" "$cdp" "$(cat "$T/out")"
-cdp_check pages "$cdp" > "$T/pages.json" || fail "puppeteer: pages after rollback"
+cdp_check pages "$cdp" > "$T/pages.json" || cdp_fail "puppeteer: pages after rollback"
 grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not come back: $(cat "$T/pages.json")"
 step "done"
 echo "ok"

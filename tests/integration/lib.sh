@@ -12,6 +12,12 @@ fail() {
 		echo "  last mvm stderr:" >&2
 		tail -n 8 "$T/err" | sed 's/^/  | /' >&2
 	fi
+	# A guest CPU that triple-faulted (the VMM's words in a sandbox's
+	# console.log or events.jsonl) is named: run-all.sh retries such a
+	# test once inside the emulated nested box, and only there.
+	if grep -rqs --include='*.log' --include='*.jsonl' --include=err --include='*.err' 'triple-faulted (KVM_EXIT_SHUTDOWN)' "$T"; then
+		echo "  GUEST-TRIPLE-FAULT: a guest vCPU triple-faulted during this test" >&2
+	fi
 	exit 1
 }
 

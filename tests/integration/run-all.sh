@@ -56,11 +56,19 @@ for t in tests/integration/*.sh; do
 	stalls=$(box_stalls)
 	klines=$(kernel_lines)
 	run_one "$t" "$name"; rc=$?
-	if [ $rc != 0 ] && [ $rc != 77 ] && [ "$(box_stalls)" != "$stalls" ]; then
+	why=""
+	if [ $rc != 0 ] && [ $rc != 77 ] && [ "${MVM_IN_NESTED_BOX:-}" = 1 ]; then
 		# The box kernel stalled while the test ran: every timing inside
-		# was off. Once more, and the second verdict stands.
-		echo "RETRY $name: the nested box's kernel reported a stall during it (status $rc)"
-		sed 's/^/    | /' "/tmp/it-$name.log" | tail -5
+		# was off. Or a guest CPU triple-faulted: under nested KVM on an
+		# emulated CPU that is an emulation flake (it never happens on
+		# hardware KVM, where it stays a failure). Once more, and the
+		# second verdict stands.
+		[ "$(box_stalls)" != "$stalls" ] && why="the nested box's kernel reported a stall during it"
+		grep -q 'GUEST-TRIPLE-FAULT' "/tmp/it-$name.log" && why="a guest vCPU triple-faulted in the emulated box"
+	fi
+	if [ -n "$why" ]; then
+		echo "RETRY $name: $why (status $rc); its first attempt:"
+		sed 's/^/    | /' "/tmp/it-$name.log" | tail -12
 		run_one "$t" "$name"; rc=$?
 	fi
 	secs=$(( $(date +%s) - start ))

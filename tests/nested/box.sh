@@ -418,7 +418,12 @@ run() {
 		after=$(wc -l <"$ctl/progress")
 		echo "nested: nested box hung (attempt $attempt/$max): $HUNG" >&2
 		if [ -s "$ctl/console.log" ]; then
-			echo "nested: last lines of the box's kernel console (all of it: build/nested-console.log):" >&2
+			# A fresh box overwrites build/nested-console.log: keep this one.
+			[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console.hung-$attempt.log" 2>/dev/null
+			echo "nested: the box's kernel console (all of it: build/nested-console.hung-$attempt.log), its first oops lines, then its last lines:" >&2
+			grep -E -m 12 -A 3 'BUG:|Oops|general protection|double fault|stack guard|kernel stack overflow|Call Trace' \
+				"$ctl/console.log" | grep -v 'Unhandled WRMSR' | head -n 30 | sed 's/^/nested:   /' >&2
+			echo "nested:   ..." >&2
 			grep -v 'Unhandled WRMSR' "$ctl/console.log" | tail -n 15 | sed 's/^/nested:   /' >&2
 		fi
 		if [ "$after" -gt "$before" ]; then stuck=0; else stuck=$((stuck + 1)); fi

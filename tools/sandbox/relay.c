@@ -116,6 +116,7 @@ static void on_accept(struct relay *r, int li)
 		;
 	c = i < RELAY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
+		fprintf(stderr, "mvm relay: %d connections are open: a new one is closed\n", RELAY_MAX_CONNS);
 		close(fd);	/* full: the client sees the connection closed */
 		return;
 	}
@@ -133,6 +134,15 @@ static void on_accept(struct relay *r, int li)
 	interest(r, c->vs, &c->vs_on, EPOLLIN, tag(K_VS, i));
 }
 
+/* A set-up that failed: one line in relay.log saying which step (the
+ * client only sees its connection closed). Returns -1. */
+static int setup_failed(const char *why, ssize_t n)
+{
+	fprintf(stderr, "mvm relay: connection closed in set-up: %s (%s)\n", why,
+		n < 0 ? strerror(errno) : "end of stream");
+	return -1;
+}
+
 /* Set-up bytes from the guest: the VMM's "OK <port>\n", then the agent's
  * answer header. -1 when the connection must go. */
 static int setup_read(struct rconn *c)
@@ -143,23 +153,23 @@ static int setup_read(struct rconn *c)
 		n = recv(c->vs, c->line + c->line_len, 1, MSG_DONTWAIT);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
-		if (n <= 0)
-			return -1;	/* refused: no agent, or the VMM is going */
+		if (n <= 0)	/* refused: no agent listening, the VMM's table full, or it is going */
+			return setup_failed("the VMM refused the vsock connection", n);
 		if (c->line[c->line_len] != '\n') {
 			if (++c->line_len == sizeof(c->line) - 1)
-				return -1;
+				return setup_failed("the VMM's answer is too long", 1);
 			continue;
 		}
 		c->line[c->line_len] = 0;
 		if (strncmp(c->line, "OK ", 3))
-			return -1;
+			return setup_failed("the VMM did not answer OK", 1);
 		c->state = RC_HDR;
 	}
 	n = recv(c->vs, c->hdr + c->hdr_len, sizeof(c->hdr) - c->hdr_len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0)
-		return -1;
+		return setup_failed("the guest agent closed the stream before answering", n);
 	c->hdr_len += (size_t)n;
 	if (c->hdr_len < sizeof(c->hdr))
 		return 0;
@@ -167,8 +177,10 @@ static int setup_read(struct rconn *c)
 		struct ap_hdr h;
 
 		/* Anything but an empty OK (an ERROR: nothing listens there) ends it. */
-		if (ap_hdr_decode(c->hdr, sizeof(c->hdr), &h) || h.type != AP_OK || h.len)
-			return -1;
+		if (ap_hdr_decode(c->hdr, sizeof(c->hdr), &h))
+			return setup_failed("the guest agent's answer is malformed", 1);
+		if (h.type != AP_OK || h.len)
+			return setup_failed("the guest agent answered an error (nothing listens on the port?)", 1);
 	}
 	c->state = RC_PIPE;
 	return 0;
