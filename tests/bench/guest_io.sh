@@ -15,13 +15,17 @@
 # Rounds alternate mvm and QEMU; medians per job, ratios mvm/QEMU per round
 # and of the medians.
 # Env: MVM_BENCH_RUNS (3), MVM_BENCH_IO_SECS (4 per fio job),
-# MVM_BENCH_WORKLOADS ("fio install"), MVM_IMAGE_DIR (the debian image).
+# MVM_BENCH_WORKLOADS ("fio install"), MVM_BENCH_VM_SECS (480 per boot),
+# MVM_BENCH_IO_RAW (a file for the raw lines), MVM_IMAGE_DIR (the debian image).
 set -eu
 MVM=${MVM:-build/mvm}
 GUEST=${MVM_GUEST_DIR:-$(dirname "$MVM")/guest}
 RUNS=${MVM_BENCH_RUNS:-3}
 SECS=${MVM_BENCH_IO_SECS:-4}
 WORKLOADS=${MVM_BENCH_WORKLOADS:-fio install}
+# One boot's limit: in the box a run takes 1-2 min; a stalled one is cut
+# short and left out (check) rather than holding the whole run.
+VM_SECS=${MVM_BENCH_VM_SECS:-480}
 IMAGE=${MVM_IMAGE_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mvm/images}/debian.ext4
 . tests/bench/microvm.lib
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-bench-io.XXXXXX")
@@ -67,62 +71,77 @@ overlay() {
 	qemu-img create -q -f qcow2 -o cluster_size=65536 -b "$1" -F raw "$T/ov.qcow2"
 }
 
-# check FILE WHO: the guest's job lines, or fail
+# check FILE WHO ROUND: the guest's job lines as "WHO ROUND JOB VALUES"
+# (also appended to MVM_BENCH_IO_RAW at once, so a run cut short keeps its
+# rounds). A failed run is reported and left out: the box loses a round now
+# and then to its own stalls, and the other rounds still count.
 check() {
-	grep -q 'bench-rc=0' "$1" || { echo "bench-guest-io: $2 run failed:" >&2; tail -20 "$1" >&2; exit 1; }
-	grep -E '^[a-z0-9-]+ (iops|secs)=' "$1" | tr -d '\r' | sed "s/^/$2 /" >> "$T/all"
+	if ! grep -q 'bench-rc=0' "$1"; then
+		echo "bench-guest-io: $2 run of round $3 failed, left out:" >&2
+		tail -20 "$1" >&2
+		echo "$2 round $3" >> "$T/failed"
+		return 0
+	fi
+	grep -E '^[a-z0-9-]+ (iops|secs)=' "$1" | tr -d '\r' | sed "s/^/$2 $3 /" | tee -a "$RAW" >> "$T/all"
 }
 
-# mvm_run WORKLOAD, qemu_run WORKLOAD
+# mvm_run WORKLOAD ROUND, qemu_run WORKLOAD ROUND
 mvm_run() {
 	eval "overlay \$BASE_$1; cmd=\$CMD_$1"
-	timeout 900 "$MVM" run --memory 256M --disk "$T/ov.qcow2:qcow2" --disk "$T/tools.ext4:ro" \
+	timeout "$VM_SECS" "$MVM" run --memory 256M --disk "$T/ov.qcow2:qcow2" --disk "$T/tools.ext4:ro" \
 		-- sh -c "$cmd" > "$T/m.out" 2>&1 || true
-	check "$T/m.out" mvm
+	check "$T/m.out" mvm "$2"
 }
 
 qemu_run() {
 	eval "overlay \$BASE_$1"
-	qemu_microvm 900 "$T/q.out" "$T/q-$1.cpio" \
+	qemu_microvm "$VM_SECS" "$T/q.out" "$T/q-$1.cpio" \
 		-drive "file=$T/ov.qcow2,format=qcow2,if=none,id=d0,cache=writeback,aio=threads" \
 		-device virtio-blk-device,drive=d0 \
 		-drive "file=$T/tools.ext4,format=raw,if=none,id=d1,readonly=on" \
 		-device virtio-blk-device,drive=d1
-	check "$T/q.out" qemu
+	check "$T/q.out" qemu "$2"
 }
 
 : > "$T/all"
+RAW=${MVM_BENCH_IO_RAW:-/dev/null}
+: > "$RAW"
 for i in $(seq "$RUNS"); do
-	for w in $WORKLOADS; do mvm_run "$w"; qemu_run "$w"; done
+	for w in $WORKLOADS; do mvm_run "$w" "$i"; qemu_run "$w" "$i"; done
 	echo "round $i done" >&2
 done
-cp "$T/all" "${MVM_BENCH_IO_RAW:-/dev/null}" 2>/dev/null || true
-# Medians per VMM and job; every round's figure listed for the spread, and
-# each round's mvm/QEMU ratio (rounds paired in the order they ran).
-awk '
+# Medians per VMM and job over the rounds it finished; every round's figure
+# listed for the spread ("-": that run failed), and each round's mvm/QEMU
+# ratio.
+awk -v rounds="$RUNS" '
 	# Sequential jobs in MiB/s, the install in seconds, the others in IOPS.
-	{ f = $3 ~ /^secs=/ || ($3 ~ /^iops=/ && $2 !~ /^seq/) ? $3 : $4
-	  split(f, a, "="); k = $1 " " $2
-	  v[k, ++n[k]] = a[2]; if (!(($2) in seen)) { seen[$2] = 1; name[++no] = $2 } }
-	function med(k,   i, j, t, m, s) {
-		m = n[k]; for (i = 1; i <= m; i++) s[i] = v[k, i]
-		for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (s[j] < s[i]) { t = s[i]; s[i] = s[j]; s[j] = t }
-		return m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
+	{ f = $4 ~ /^secs=/ || ($4 ~ /^iops=/ && $3 !~ /^seq/) ? $4 : $5
+	  split(f, a, "="); v[$1, $3, $2] = a[2]
+	  if (!(($3) in seen)) { seen[$3] = 1; name[++no] = $3 } }
+	function med(w, j,   i, k, m, t, s) {
+		m = 0; for (i = 1; i <= rounds; i++) if ((w, j, i) in v) s[++m] = v[w, j, i]
+		for (i = 1; i <= m; i++) for (k = i + 1; k <= m; k++) if (s[k] < s[i]) { t = s[i]; s[i] = s[k]; s[k] = t }
+		return m == 0 ? 0 : m % 2 ? s[(m + 1) / 2] : (s[m / 2] + s[m / 2 + 1]) / 2
 	}
-	function all(k,   i, o) { o = ""; for (i = 1; i <= n[k]; i++) o = o (i > 1 ? "/" : "") v[k, i]; return o }
-	function ratios(j,   i, o) {
+	function all(w, j,   i, o) {
+		o = ""; for (i = 1; i <= rounds; i++) o = o (i > 1 ? "/" : "") ((w, j, i) in v ? v[w, j, i] : "-")
+		return o
+	}
+	function ratios(j,   i, o, ok) {
 		o = ""
-		for (i = 1; i <= n["mvm " j] && i <= n["qemu " j]; i++)
-			o = o (i > 1 ? "/" : "") (v["qemu " j, i] ? sprintf("%.2f", v["mvm " j, i] / v["qemu " j, i]) : "-")
+		for (i = 1; i <= rounds; i++) {
+			ok = ("mvm", j, i) in v && ("qemu", j, i) in v && v["qemu", j, i] > 0
+			o = o (i > 1 ? "/" : "") (ok ? sprintf("%.2f", v["mvm", j, i] / v["qemu", j, i]) : "-")
+		}
 		return o
 	}
 	END {
 		printf "%-20s %10s %10s %8s   %s\n", "job (median)", "mvm", "qemu", "mvm/qemu",
 			"per round: mvm/qemu ratios; mvm | qemu"
 		for (i = 1; i <= no; i++) {
-			j = name[i]; m = med("mvm " j); q = med("qemu " j)
+			j = name[i]; m = med("mvm", j); q = med("qemu", j)
 			printf "%-20s %10.1f %10.1f %7.2fx   %s; %s | %s %s\n", j, m, q, q ? m / q : 0,
-				ratios(j), all("mvm " j), all("qemu " j),
+				ratios(j), all("mvm", j), all("qemu", j),
 				j ~ /^seq/ ? "MiB/s" : j ~ /^apt/ ? "s (time: lower is better)" : "IOPS"
 			r[j] = m
 		}
@@ -131,3 +150,10 @@ awk '
 				r["randread-4k-qd1"] ? r["randread-4k-qd32"] / r["randread-4k-qd1"] : 0,
 				r["randwrite-4k-qd1"] ? r["randwrite-4k-qd32"] / r["randwrite-4k-qd1"] : 0
 	}' "$T/all"
+if [ -s "$T/failed" ]; then
+	echo "bench-guest-io: failed runs, left out: $(tr '\n' ';' < "$T/failed")" >&2
+	# Medians need a round from each VMM of every workload.
+	for w in mvm qemu; do
+		grep -q "^$w " "$T/all" || { echo "bench-guest-io: no $w round finished" >&2; exit 1; }
+	done
+fi
