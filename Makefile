@@ -241,7 +241,12 @@ bench-net: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tests/bench/net.sh
 
 # Guest-visible disk I/O: mvm beside QEMU microvm (tests/bench/guest_io.sh).
-bench-guest-io: $(BUILD)/mvm guest
+# The install workload's packages are fetched here, on the host (the nested
+# box has no network): tests/bench/apt_repo.sh prints the repository.
+bench-guest-io: $(BUILD)/mvm guest image-debian
+	@case " $${MVM_BENCH_WORKLOADS:-install} " in *" install "*) \
+		MVM_BENCH_APT_REPO=$$(tests/bench/apt_repo.sh "$(IMAGE_DIR)/debian.ext4") || exit 1;; esac; \
+	export MVM_BENCH_APT_REPO MVM_IMAGE_DIR="$(IMAGE_DIR)"; \
 	tests/nested/maybe-nested.sh tests/bench/guest_io.sh
 
 # qcow2 layer vs qemu-img bench on identical overlays (tests/bench/image.sh).

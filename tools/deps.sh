@@ -6,7 +6,7 @@ set -eu
 PKGS="gcc make clang libclang-rt-14-dev pkg-config libslirp-dev libcjson-dev libseccomp-dev
 libcriterion-dev nettle-dev qemu-system-x86 qemu-utils linux-source-6.1 busybox-static
 bc flex bison libelf-dev libssl-dev dwarves e2fsprogs cpio xz-utils
-python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap
+python3 socat kmod libglib2.0-dev dnsmasq-base debootstrap dpkg-dev
 python3-pytest python3-setuptools nodejs"
 # `tools/deps.sh browser-peer`: also Debian's Chromium on the host, the peer
 # that `make bench-browser` compares a browser sandbox with (nothing else
