@@ -7,7 +7,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/start_trace.h"
 #include "common/log.h"
 #include "devices/blk_io.h"
 #include "vmm/confine/seccomp_filter.h"
@@ -87,9 +86,7 @@ static void *worker(void *arg)
 	struct blk_io *io = arg;
 	/* Before any request: from here on the calls of blk_io.h only
 	 * (vmm/confine/seccomp_blk.c). */
-	int err = (start_trace("blk: thread"), confine_seccomp_thread(&sc_table_blk));
-
-	start_trace("blk: seccomp");
+	int err = confine_seccomp_thread(&sc_table_blk);
 
 	pthread_mutex_lock(&io->mu);
 	io->started++;

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/start_trace.h"
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "devices/vsock_mux.h"
@@ -65,10 +64,8 @@ static void fill_rx(struct vvsock *v)
 
 	v->kicked = false;
 	/* A driver that never takes the event must not cut the guest off for good. */
-	if (v->reset_wait && vm_elapsed(v->vm) - v->reset_at < RESET_WAIT_S) {
-		start_trace("vsock: rx held for the reset");
+	if (v->reset_wait && vm_elapsed(v->vm) - v->reset_at < RESET_WAIT_S)
 		return;
-	}
 	v->reset_wait = false;
 	while (v->active && vsock_mux_pending(&v->mux) && vq_pop(vq, &v->ch) == 1) {
 		uint64_t room = v->ch.writable;
@@ -122,7 +119,7 @@ static void vsock_notify(struct virtio_dev *d, uint16_t q)
 
 	/* Our own re-notify after a load changes nothing; the driver's refill does. */
 	if (q == VSOCK_EVENT && v->reset_wait && event_avail(v) != v->reset_avail)
-		v->reset_wait = false, start_trace("vsock: reset taken");
+		v->reset_wait = false;
 	if (q == VSOCK_TX)
 		drain_tx(v);
 	/* An rx kick means new buffers: resume what back-pressure held. */
@@ -215,7 +212,6 @@ static void send_transport_reset(struct vvsock *v)
 	v->reset_wait = true;
 	v->reset_avail = event_avail(v);
 	v->reset_at = vm_elapsed(v->vm);
-	start_trace("vsock: transport reset sent");
 	virtio_notify_used(v->d, VSOCK_EVENT);
 }
 

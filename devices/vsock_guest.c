@@ -14,7 +14,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "common/start_trace.h"
 #include "devices/vsock_mux.h"
 #include "devices/vsock_mux_int.h"
 
@@ -169,13 +168,9 @@ static void conn_pkt(struct vsock_mux *m, struct vsock_conn *c, const struct vso
 		     const uint8_t *payload)
 {
 	if (h->op == VSOCK_OP_RST) {
-		if (c->state == VS_CONNECTING)
-			start_trace("vsock: guest refused");
 		vs_free(m, c);
 		return;
 	}
-	if (h->op == VSOCK_OP_RESPONSE)
-		start_trace("vsock: guest accepted");
 	if (c->state == VS_CLOSING) {
 		if (h->op == VSOCK_OP_SHUTDOWN)
 			c->ctl |= VS_CTL_RST;	/* both sides done: finish it */

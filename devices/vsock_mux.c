@@ -12,7 +12,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "common/start_trace.h"
 #include "devices/vsock_mux.h"
 #include "devices/vsock_mux_int.h"
 
@@ -246,7 +245,6 @@ static void handshake_read(struct vsock_mux *m, struct vsock_conn *c)
 	c->host_port = new_host_port(m, c->guest_port);
 	c->state = VS_CONNECTING;
 	c->ctl |= VS_CTL_REQUEST;
-	start_trace("vsock: CONNECT from host");
 	vs_rewatch(m, c);
 	m->ops->kick(m->opaque);
 	return;

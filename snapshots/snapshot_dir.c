@@ -465,7 +465,6 @@ int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
 		return ret;
 	}
-	start_trace("restore: state read");
 	ret = vm_snap_check(vm, buf, len, &l, err, errlen);
 	start_trace("restore: checked");
 	if (!ret)

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/start_trace.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/exit.h"
 #include "common/log.h"
@@ -96,12 +95,10 @@ static void *vcpu_thread(void *arg)
 
 	/* Set-up is done: from here on KVM_RUN and the exits' few calls only
 	 * (confine/seccomp_vcpu.c). */
-	start_trace("vcpu: thread");
 	if (confine_seccomp_thread(&sc_table_vcpu)) {
 		vm_request_stop(vm, VM_ERROR, 0, "cannot install the vCPU's seccomp filter");
 		return NULL;
 	}
-	start_trace("vcpu: seccomp");
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
@@ -109,12 +106,6 @@ static void *vcpu_thread(void *arg)
 		struct vm_exit e;
 		enum exit_action act;
 		int ret = kvm_vcpu_run(&v->kv);
-		static bool first_exit;
-
-		if (!first_exit) {
-			first_exit = true;
-			start_trace("vcpu: first exit");
-		}
 
 		if (ret == -EINTR || ret == -EAGAIN) {
 			vm_vcpu_park(vm, &v->kv);

@@ -198,7 +198,6 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		snprintf(err, errlen, "KVM allows at most %d vCPUs", vm->kvm.max_vcpus);
 		return -EINVAL;
 	}
-	start_trace("vm: kvm open");
 	ret = kvm_create_vm(&vm->kvm);
 	start_trace("vm: kvm vm created");
 	log_info("setup: kvm ready at %.3fs", vm_elapsed(vm));
@@ -310,7 +309,6 @@ void vm_run(struct vm *vm, struct vm_result *res)
 	 * event loop from here on (confine/seccomp_main.c). */
 	else if (confine_seccomp_thread(&sc_table_main))
 		vm_request_stop(vm, VM_ERROR, 0, "cannot install the event loop's seccomp filter");
-	start_trace("run: main seccomp");
 	ret = ev_run(&vm->loop);
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "event loop failed");

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/start_trace.h"
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
@@ -106,7 +105,7 @@ int agent_connect(const char *name, int timeout_ms)
 
 	/* A refusal means no agent listens right now (booting, or being restarted by init). */
 	while ((fd = connect_once(name, timeout_ms)) == -ECONNREFUSED && mono_now_ms() < deadline)
-		start_trace("agent: refused, 100 ms pause"), nanosleep(&pause_100ms, NULL);
+		nanosleep(&pause_100ms, NULL);
 	return fd;
 }
 

@@ -93,7 +93,6 @@ int agent_new_identity(const char *name, int timeout_ms, char *err, size_t errle
 	size_t hl;
 	int ret = sb_config_load(name, &c);
 
-	start_trace("identity: config loaded");
 	if (ret) {
 		snprintf(err, errlen, "config.json of %s: %s", name, strerror(-ret));
 		return ret;

@@ -188,7 +188,6 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 	helper = confine_pidns_host_pid(virtio_net_helper_pid(vm, NULL));
 	confine_pidns_seal();
 	ns = hide_others(name);
-	start_trace("confine: hide_others");
 	if (ns < 0)
 		log_warn("namespaces: %s (other sandboxes stay visible)", strerror(-ns));
 	else if (!ns)

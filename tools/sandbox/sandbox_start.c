@@ -167,10 +167,9 @@ static int wait_agent(const char *name, pid_t vmm, double deadline, char *err, s
 			return -ECHILD;
 		}
 		if (agent_ping(name, 2000) == 0) {
-			start_trace("start: ping ok");
+			start_trace("start: agent answered");
 			return 0;
 		}
-		start_trace("start: ping failed");
 		sleep_ms(wait_ms);
 	}
 	return -ETIMEDOUT;
@@ -184,14 +183,12 @@ static int start(const char *name, const char *self_exe, int timeout_s, bool pin
 	char p[PATH_MAX];
 	pid_t vmm;
 
-	start_trace("start: begin");
 	if (sb_vmm_pid(name) > 0) {
 		snprintf(err, errlen, "sandbox %s is already running", name);
 		return -EALREADY;
 	}
 	if (!sb_path(name, "pid", p, sizeof(p)))
 		unlink(p);	/* a crashed VMM's leftovers */
-	start_trace("start: pid checked");
 	if (pipe2(ready, O_CLOEXEC))
 		return -errno;
 	vmm = launch(name, self_exe, ready[1]);

@@ -290,7 +290,6 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 		ret = -ENOENT;
 	}
 	/* The cheap check: a stat per file, the state parsed; nothing read in bulk. */
-	start_trace("tpl: exists");
 	if (!ret)
 		ret = tpl_check(tdir, in, m, err, errlen);
 	start_trace("tpl: checked");

@@ -88,7 +88,6 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 
 	ret = snap_mgr_init(vm, base ? base->path : "", base ? base->format : NULL,
 			    base ? base->backing_root : NULL);
-	start_trace("vmm: snap_mgr_init");
 	if (ret || !vc->restore_mem)
 		return ret;
 	ret = snap_restore_pending(dir, sizeof(dir));
@@ -205,7 +204,6 @@ static int run_vmm(const char *name, struct sb_config *c)
 		free(bufs);
 		return ret;
 	}
-	start_trace("vmm: console log");
 	ret = sb_vm_config(c, bufs, &vc, err, sizeof(err));
 	start_trace("vmm: vm config");
 	vc.log = &log;
@@ -244,7 +242,6 @@ int sb_vmm_main(const char *name, int ready)
 		cli_err("vmm", "process hygiene: %s", strerror(-ret));
 	/* From here on we are the VMM in its own PID namespace (or the
 	 * process that waits for it, which never returns from this call). */
-	start_trace("vmm: hygiene");
 	ret = confine_pidns_enter();
 	start_trace_hold();
 	start_trace("vmm: pidns entered");
