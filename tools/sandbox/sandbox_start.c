@@ -203,12 +203,13 @@ static int start(const char *name, const char *self_exe, int timeout_s, bool pin
 	start_trace("start: serving");
 	if (ret == -ECHILD)
 		ended_reason(name, err, errlen);
-	else if (!ret && ping)
-		ret = wait_agent(name, vmm, deadline, err, errlen);
-	if (ret == -ETIMEDOUT)
+	else if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "the VMM was not ready within %d s (see mvm logs %s)",
+			 timeout_s, name);
+	else if (!ret && ping && (ret = wait_agent(name, vmm, deadline, err, errlen)) == -ETIMEDOUT)
 		snprintf(err, errlen, "the guest agent did not answer within %d s (see mvm logs %s)",
 			 timeout_s, name);
-	else if (ret && ret != -ECHILD)
+	else if (ret && ret != -ECHILD && ret != -ETIMEDOUT)
 		snprintf(err, errlen, "waiting for the VMM: %s", strerror(-ret));
 	return ret;
 }
