@@ -7,8 +7,7 @@
 # host's loopback; the endpoint answers on host 127.0.0.1 only; `mvm
 # screenshot` is a PNG of the display's size that is not blank; Chromium
 # runs sandboxed as the unprivileged user; a checkpoint/rollback brings the
-# page back, drops open CDP connections, and clients reconnect; the browser
-# template made from it starts a sandbox whose CDP answers at once.
+# page back, drops open CDP connections, and clients reconnect.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
@@ -180,37 +179,5 @@ run_mvm browser web
 expect_eq "same endpoint after rollback" "$cdp" "$(cat "$T/out")"
 cdp_check pages "$cdp" > "$T/pages.json" || fail "puppeteer: pages after rollback"
 grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not come back: $(cat "$T/pages.json")"
-# The browser template (tools/template-browser.sh, as `make template-browser`
-# makes it), taken from this sandbox with Chromium running: a sandbox started
-# from it answers CDP through its own endpoint at once (no boot, no Chromium
-# start), and its network policy is its own, never web's allowlist.
-step "template-browser.sh --from web"
-export MVM_TEMPLATE_DIR="$T/templates"
-MVM="$MVM" tools/template-browser.sh --from web tplb > "$T/tpl.out" 2>&1 ||
-	fail "template-browser.sh: $(tail -5 "$T/tpl.out")"
-"$MVM" rm -f web >/dev/null 2>&1 || fail "rm web"
-SANDBOXES="$SANDBOXES web2"
-step "create web2 --template tplb, mvm browser web2"
-t0=$(date +%s%N)
-run_mvm create web2 --template tplb --allow other.test:8080/tcp
-[ "$rc" = 0 ] || { "$MVM" logs web2 2>&1 | tail -20 >&2; fail "create --template tplb: $(cat "$T/err")"; }
-run_mvm browser --json web2
-[ "$rc" = 0 ] || fail "mvm browser web2: $(cat "$T/err")"
-echo "browser: create --template + mvm browser took $(( ($(date +%s%N) - t0) / 1000000 )) ms" >&2
-cdp2=$(jget "$(cat "$T/out")" cdp)
-python3 - "${cdp2##*:}" <<'PY' || fail "/json/version through web2's endpoint"
-import json, sys, urllib.request
-p = sys.argv[1]
-v = json.load(urllib.request.urlopen("http://127.0.0.1:%s/json/version" % p, timeout=120))
-assert v["Browser"].startswith(("Chrome/", "HeadlessChrome/")), v
-assert v["webSocketDebuggerUrl"].startswith("ws://127.0.0.1:%s/devtools/browser/" % p), v
-PY
-run_mvm net show web2
-expect_match "web2's own rule" 'other\.test' "$(cat "$T/out")"
-! grep -q 'allowed\.test' "$T/out" || fail "web2 inherited web's allowlist: $(cat "$T/out")"
-run_mvm net check web2 allowed.test:8080/tcp
-expect_eq "web's allowed.test is denied to web2" 1 "$rc"
-"$MVM" rm -f web2 >/dev/null 2>&1 || fail "rm web2"
-"$MVM" template rm tplb >/dev/null 2>&1 || fail "template rm tplb"
 step "done"
 echo "ok"

@@ -317,8 +317,7 @@ static void not_found(const char *tpl, char *err, size_t errlen)
 	if (image)
 		snprintf(err, errlen, "no template named %s (mvm template ls); %s is an image: "
 			 "--image %s boots it, a template is made from a running sandbox "
-			 "(mvm template create%s)", tpl, tpl, tpl,
-			 strcmp(tpl, "browser") ? "" : "; make template-browser for this one");
+			 "(mvm template create)", tpl, tpl, tpl);
 	else
 		snprintf(err, errlen, "no template named %s (mvm template ls)", tpl);
 }
