@@ -172,13 +172,19 @@ static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *out)
 	if (!ret && (len <= 0 || len % sizeof(struct sock_filter) ||
 		     len / sizeof(struct sock_filter) > BPF_MAXINSNS))
 		ret = -EINVAL;
-	if (!ret && !(buf = malloc((size_t)len)))
+	/* Its own mapping, not the heap: a small block kept in this thread's
+	 * malloc arena would keep libseccomp's freed megabytes from going back. */
+	if (!ret && (buf = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
+		buf = NULL;
 		ret = -ENOMEM;
+	}
 	if (!ret && pread(fd, buf, (size_t)len, 0) != len)
 		ret = -EIO;
 	close(fd);
 	if (ret) {
-		free(buf);
+		if (buf)
+			munmap(buf, (size_t)len);
 		return ret;
 	}
 	out->filter = buf;
