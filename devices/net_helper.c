@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/fs_util.h"
 #include "common/log.h"
 #include "devices/net_chan.h"
@@ -36,6 +37,8 @@ struct net_helper {
 	pid_t pid, host_pid;	/* in our PID namespace; as the host (and the user) sees it */
 	int landlock;
 	bool blocked, dead;
+	bool pending;		/* spawned; its hello not read yet */
+	int ready_ret;		/* net_helper_ready's first verdict */
 	struct nc_buf out;
 	uint8_t *in;
 };
@@ -280,12 +283,12 @@ void net_helper_flush(struct net_helper *h)
 
 bool net_helper_blocked(const struct net_helper *h)
 {
-	return h->blocked;
+	return h->blocked || h->pending;	/* not ready: frames wait in the guest's queue */
 }
 
 pid_t net_helper_pid(const struct net_helper *h)
 {
-	return h && !h->dead ? h->pid : 0;
+	return h && (!h->dead || h->pending) ? h->pid : 0;
 }
 
 int net_helper_landlock(const struct net_helper *h)
@@ -293,7 +296,7 @@ int net_helper_landlock(const struct net_helper *h)
 	return h ? h->landlock : 0;
 }
 
-int net_helper_start(struct ev_loop *loop, const struct net_helper_cfg *cfg,
+int net_helper_spawn(struct ev_loop *loop, const struct net_helper_cfg *cfg,
 		     const struct net_helper_cb *cb, struct net_helper **out, char *err,
 		     size_t errlen)
 {
@@ -321,20 +324,50 @@ int net_helper_start(struct ev_loop *loop, const struct net_helper_cfg *cfg,
 	close(sv[1]);
 	if (ret)
 		goto out;
-	ret = wait_hello(h, err, errlen);
-	if (!ret)
-		ret = ev_add(loop, h->fd, EPOLLIN, on_chan, h);
-	if (ret)
-		goto out;
-	h->dead = false;
+	start_trace("net: helper spawned");
+	h->pending = true;
 	*out = h;
 	return 0;
 fail:
 	snprintf(err, errlen, "network helper: %s", strerror(-ret));
 out:
-	if (h->pid > 0)
-		kill(h->pid, SIGKILL);	/* we are unconfined yet: it may not linger */
 	net_helper_destroy(h);
+	return ret;
+}
+
+int net_helper_ready(struct net_helper *h, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!h->pending)
+		return h->ready_ret;
+	h->pending = false;
+	ret = wait_hello(h, err, errlen);
+	start_trace("net: helper hello");
+	if (!ret)
+		ret = ev_add(h->loop, h->fd, EPOLLIN, on_chan, h);
+	if (ret) {
+		kill(h->pid, SIGKILL);	/* it may not linger */
+		h->ready_ret = ret;
+		return ret;
+	}
+	h->dead = false;
+	return 0;
+}
+
+int net_helper_start(struct ev_loop *loop, const struct net_helper_cfg *cfg,
+		     const struct net_helper_cb *cb, struct net_helper **out, char *err,
+		     size_t errlen)
+{
+	struct net_helper *h = NULL;
+	int ret = net_helper_spawn(loop, cfg, cb, &h, err, errlen);
+
+	if (!ret && (ret = net_helper_ready(h, err, errlen))) {
+		net_helper_destroy(h);
+		return ret;
+	}
+	if (!ret)
+		*out = h;
 	return ret;
 }
 

@@ -57,6 +57,18 @@ struct net_helper_cb {
 int net_helper_start(struct ev_loop *loop, const struct net_helper_cfg *cfg,
 		     const struct net_helper_cb *cb, struct net_helper **out, char *err,
 		     size_t errlen);
+/*
+ * The same in two steps, so the helper sets itself up while the VMM goes on
+ * (a template's start maps memory and loads state meanwhile): spawn returns
+ * once the process runs; ready waits for its hello and watches its socket.
+ * Call ready before the guest runs (frames before it are dropped) and before
+ * the helper's Landlock ABI is read; again, it returns the first verdict. On
+ * a failed ready the helper is killed; destroy @h as after a start.
+ */
+int net_helper_spawn(struct ev_loop *loop, const struct net_helper_cfg *cfg,
+		     const struct net_helper_cb *cb, struct net_helper **out, char *err,
+		     size_t errlen);
+int net_helper_ready(struct net_helper *h, char *err, size_t errlen);
 
 /* A frame the policy passed. 0; -ENOSPC when the batch is full (only while
  * blocked: the caller should have stopped); -EPIPE once the helper died. */
@@ -66,10 +78,11 @@ int net_helper_frame(struct net_helper *h, const uint8_t *frame, size_t len);
 int net_helper_dns(struct net_helper *h, uint32_t seq, uint16_t qtype, const char *name);
 /* End of a round: send what is batched. */
 void net_helper_flush(struct net_helper *h);
-/* A batch waits for room in the socket: take no more frames. */
+/* A batch waits for room in the socket, or the helper is not ready yet:
+ * take no more frames. */
 bool net_helper_blocked(const struct net_helper *h);
 
-pid_t net_helper_pid(const struct net_helper *h);	/* 0 once it died; in our PID namespace */
+pid_t net_helper_pid(const struct net_helper *h);	/* 0 once it died; in our PID namespace; set before ready */
 int net_helper_landlock(const struct net_helper *h);	/* its Landlock ABI, 0: none */
 
 /* Close the socket (the helper ends on end-of-file) and reap it. */

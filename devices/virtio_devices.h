@@ -43,5 +43,10 @@ int virtio_net_check(struct vm *vm, const char *dest, char *why, size_t whylen);
  * helper died) in the VMM's PID namespace (confine_pidns_host_pid() gives the
  * host's) and, in @landlock if not NULL, the Landlock ABI it runs under. */
 int virtio_net_helper_pid(struct vm *vm, int *landlock);
+/* Wait until the network helper (started in the background by
+ * virtio_net_create) is set up and confined: before its Landlock ABI is read,
+ * and at the latest when the device starts (vm_run). 0 (also: no network
+ * device), or -errno with @err saying why (the helper's own message). */
+int virtio_net_ready(struct vm *vm, char *err, size_t errlen);
 
 #endif

@@ -423,6 +423,9 @@ static void net_destroy(struct virtio_dev *d)
 	free(n);
 }
 
+/* Waits for the network helper (below). */
+static int net_start(struct virtio_dev *d);
+
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
@@ -433,6 +436,7 @@ static const struct virtio_dev_ops net_ops = {
 	.read_config = net_read_config,
 	.notify = net_notify,
 	.reset = net_reset,
+	.start = net_start,
 	.destroy = net_destroy,
 };
 
@@ -605,8 +609,33 @@ static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_
 	/* the upstream resolver_open found, for the helper's queries */
 	hc.dns_server = n->dns_addr.ss_family ? n->dns_name : NULL;
 	if (!ret)
-		ret = net_helper_start(&n->vm->loop, &hc, &cb, &n->helper, err, errlen);
+		ret = net_helper_spawn(&n->vm->loop, &hc, &cb, &n->helper, err, errlen);
 	return ret;
+}
+
+int virtio_net_ready(struct vm *vm, char *err, size_t errlen)
+{
+	struct vnet *n = vm->net;
+
+	return n && n->helper ? net_helper_ready(n->helper, err, errlen) : 0;
+}
+
+/* Before any vCPU runs, whoever built the VM: the helper said it is set up. */
+static int net_start(struct virtio_dev *d)
+{
+	struct vnet *n = d->priv;
+	char err[512] = "";
+	int ret = virtio_net_ready(n->vm, err, sizeof(err));
+
+	if (ret) {
+		log_error("virtio-net: %s", err);
+		return ret;
+	}
+	/* Frames a restored guest had queued waited for the helper: now. */
+	pthread_mutex_lock(&d->lock);
+	helper_writable(n);
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 static bool mac_given(const uint8_t *mac)

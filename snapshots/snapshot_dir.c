@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/crc32c.h"
 #include "images/qcow2.h"
 #include "snapshots/checkpoint.h"
@@ -465,8 +466,10 @@ int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
 		return ret;
 	}
 	ret = vm_snap_check(vm, buf, len, &l, err, errlen);
+	start_trace("restore: checked");
 	if (!ret)
 		ret = vm_snap_apply(vm, l, false, err, errlen);
+	start_trace("restore: applied");
 	vm_snap_loaded_free(l);
 	free(buf);
 	return ret;

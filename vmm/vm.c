@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "common/start_trace.h"
 #include "common/mono_time.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/boot_layout.h"
@@ -198,12 +199,14 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		return -EINVAL;
 	}
 	ret = kvm_create_vm(&vm->kvm);
+	start_trace("vm: kvm vm created");
 	log_info("setup: kvm ready at %.3fs", vm_elapsed(vm));
 	if (ret) {
 		snprintf(err, errlen, "creating the VM: %s", strerror(-ret));
 		return ret;
 	}
 	ret = setup_memory(vm, cfg->mem_size, cfg->restore_mem, err, errlen);
+	start_trace("vm: memory");
 	if (!ret && !cfg->restore_mem)
 		ret = vm_parse_kernel(vm, cfg->kernel_path, err, errlen);
 	if (ret)
@@ -225,11 +228,13 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 	if (cfg->extra_cmdline && cfg->extra_cmdline[0])
 		cmdline_add(&vm->cmdline, "%s", cfg->extra_cmdline);
 	log_info("setup: devices at %.3fs", vm_elapsed(vm));
+	start_trace("vm: devices");
 	ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
 	log_info("setup: kernel and initrd loaded at %.3fs", vm_elapsed(vm));
 	if (!ret)
 		ret = create_vcpus(vm, err, errlen);
 	log_info("setup: vCPUs created at %.3fs", vm_elapsed(vm));
+	start_trace("vm: vcpus");
 	return ret;
 }
 
@@ -294,8 +299,10 @@ void vm_run(struct vm *vm, struct vm_result *res)
 			ret = vm->devices[i].ops->start(vm->devices[i].dev);
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot start a device's I/O threads");
+	start_trace("run: devices started");
 	for (int i = 0; i < vm->ncpus && !ret; i++)
 		ret = vcpu_start(&vm->vcpus[i]);
+	start_trace("run: vcpus started");
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot start vCPU threads");
 	/* The vCPU threads exist (each confined itself); this thread runs the

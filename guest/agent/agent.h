@@ -23,6 +23,15 @@ void agent_exec_child(const struct ap_exec *e, int in, int out, int err, bool pt
 /* SYNC (snap_sync.c): after a rollback or restore, step the clock to the
  * host's and mix the host's entropy into the kernel RNG; answers OK/ERROR. */
 void agent_sync(int conn, const uint8_t *p, size_t len);
+/* IDENTITY (snap_sync.c): a template's new sandbox becomes itself in one
+ * round trip: SYNC's clock and entropy, then its hostname, then (unless the
+ * 6 bytes are zero) its MAC; everything checked before anything is set. */
+void agent_identity(int conn, const uint8_t *p, size_t len);
+/* The NIC address @mac (6 bytes) on every Ethernet interface (net_mac.c):
+ * how many took it, or -errno. */
+int agent_mac_apply(const uint8_t *mac);
+/* A unicast, non-zero address (what MAC and IDENTITY accept). */
+bool agent_mac_ok(const uint8_t *mac);
 /* TCP (tcp_pipe.c): connect to guest 127.0.0.1:PORT and, after OK, relay raw
  * bytes between @conn and that socket until both directions end. */
 void agent_tcp(int conn, const uint8_t *p, size_t len);

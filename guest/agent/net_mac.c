@@ -17,8 +17,7 @@
 
 #include "guest/agent/agent.h"
 
-/* Set @mac on every Ethernet interface; the count set, or -errno. */
-static int set_all(const uint8_t *mac)
+int agent_mac_apply(const uint8_t *mac)
 {
 	struct if_nameindex *ifs = if_nameindex(), *i;
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), n = 0, ret = 0;
@@ -48,17 +47,23 @@ out:
 	return ret ? ret : n;
 }
 
-void agent_set_mac(int conn, const uint8_t *p, size_t len)
+bool agent_mac_ok(const uint8_t *mac)
 {
 	static const uint8_t zero[6];
-	int ret;
 
 	/* Unicast (bit 0 of the first byte clear) and not all zeroes. */
-	if (len != 6 || (p[0] & 1) || !memcmp(p, zero, 6)) {
+	return !(mac[0] & 1) && memcmp(mac, zero, 6);
+}
+
+void agent_set_mac(int conn, const uint8_t *p, size_t len)
+{
+	int ret;
+
+	if (len != 6 || !agent_mac_ok(p)) {
 		agent_error(conn, "malformed MAC request");
 		return;
 	}
-	ret = set_all(p);
+	ret = agent_mac_apply(p);
 	if (ret < 0) {
 		agent_error(conn, "setting the MAC address: %s", strerror(-ret));
 		return;

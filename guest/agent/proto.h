@@ -42,12 +42,14 @@ enum ap_type {
 	AP_SYNC = 24,		/* c→a: u64 sec, u32 nsec, 64 bytes entropy; after a rollback/restore */
 	AP_TCP = 25,		/* c→a: u16 port; OK, then raw bytes to/from guest 127.0.0.1:port */
 	AP_MAC = 26,		/* c→a: 6 bytes; the NIC's new address (a template's new sandbox) */
-	AP_TYPE_MAX = 26,
+	AP_IDENTITY = 27,	/* c→a: SYNC's fields, 6 bytes MAC (0: keep), hostname; one round trip */
+	AP_TYPE_MAX = 27,
 };
 
 #define AP_SYNC_SEED  64		/* entropy bytes in a SYNC frame */
 #define AP_SYNC_LEN   (8 + 4 + AP_SYNC_SEED)
 #define AP_SYNC_HOST_MAX 63		/* optional hostname after the seed */
+#define AP_IDENTITY_LEN (AP_SYNC_LEN + 6)	/* then the hostname, 1 to AP_SYNC_HOST_MAX bytes */
 
 #define AP_EXEC_PTY   0x1u	/* run on a pseudo-terminal; stderr joins stdout */
 #define AP_EXEC_STDIN 0x2u	/* STDIN frames follow; otherwise stdin is /dev/null */

@@ -140,6 +140,9 @@ void agent_session(int conn, const struct agent_cfg *cfg)
 	case AP_MAC:
 		agent_set_mac(conn, buf, h.len);
 		break;
+	case AP_IDENTITY:
+		agent_identity(conn, buf, h.len);
+		break;
 	case AP_SHUTDOWN:
 		sync();
 		ap_write_frame(conn, AP_OK, NULL, 0);

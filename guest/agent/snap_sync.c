@@ -56,34 +56,75 @@ static bool hostname_ok(const uint8_t *h, size_t n)
 	return true;
 }
 
-void agent_sync(int conn, const uint8_t *p, size_t len)
+/* The time and seed of a SYNC-shaped request: set both. 0, or -errno with
+ * @why naming the step. */
+static int sync_apply(const uint8_t *p, const char **why)
 {
 	struct timespec t;
 	uint64_t sec;
 	uint32_t nsec;
 
+	memcpy(&sec, p, 8);
+	memcpy(&nsec, p + 8, 4);
+	*why = "impossible time";
+	if (nsec >= 1000000000u || sec > (uint64_t)1 << 40)
+		return -EINVAL;
+	t.tv_sec = (time_t)sec;
+	t.tv_nsec = (long)nsec;
+	*why = "clock_settime";
+	if (clock_settime(CLOCK_REALTIME, &t))
+		return -errno;
+	*why = "reseeding the RNG";
+	return reseed(p + 12);
+}
+
+void agent_sync(int conn, const uint8_t *p, size_t len)
+{
+	const char *why;
+	int ret;
+
 	if (len < AP_SYNC_LEN || (len > AP_SYNC_LEN && !hostname_ok(p + AP_SYNC_LEN, len - AP_SYNC_LEN))) {
 		agent_error(conn, "malformed sync request");
 		return;
 	}
-	memcpy(&sec, p, 8);
-	memcpy(&nsec, p + 8, 4);
-	if (nsec >= 1000000000u || sec > (uint64_t)1 << 40) {
-		agent_error(conn, "sync: impossible time");
-		return;
-	}
-	t.tv_sec = (time_t)sec;
-	t.tv_nsec = (long)nsec;
-	if (clock_settime(CLOCK_REALTIME, &t)) {
-		agent_error(conn, "sync: clock_settime: %s", strerror(errno));
-		return;
-	}
-	if (reseed(p + 12)) {
-		agent_error(conn, "sync: reseeding the RNG: %s", strerror(errno));
+	if ((ret = sync_apply(p, &why))) {
+		agent_error(conn, "sync: %s: %s", why, strerror(-ret));
 		return;
 	}
 	if (len > AP_SYNC_LEN && sethostname((const char *)p + AP_SYNC_LEN, len - AP_SYNC_LEN)) {
 		agent_error(conn, "sync: sethostname: %s", strerror(errno));
+		return;
+	}
+	ap_write_frame(conn, AP_OK, NULL, 0);
+}
+
+void agent_identity(int conn, const uint8_t *p, size_t len)
+{
+	static const uint8_t zero[6];
+	const uint8_t *mac = p + AP_SYNC_LEN;
+	bool new_mac;
+	const char *why;
+	int ret;
+
+	if (len <= AP_IDENTITY_LEN || !hostname_ok(p + AP_IDENTITY_LEN, len - AP_IDENTITY_LEN)) {
+		agent_error(conn, "malformed identity request");
+		return;
+	}
+	new_mac = memcmp(mac, zero, 6) != 0;
+	if (new_mac && !agent_mac_ok(mac)) {
+		agent_error(conn, "malformed identity request: not a unicast MAC address");
+		return;
+	}
+	if ((ret = sync_apply(p, &why))) {
+		agent_error(conn, "identity: %s: %s", why, strerror(-ret));
+		return;
+	}
+	if (sethostname((const char *)p + AP_IDENTITY_LEN, len - AP_IDENTITY_LEN)) {
+		agent_error(conn, "identity: sethostname: %s", strerror(errno));
+		return;
+	}
+	if (new_mac && (ret = agent_mac_apply(mac)) < 0) {
+		agent_error(conn, "identity: setting the MAC address: %s", strerror(-ret));
 		return;
 	}
 	ap_write_frame(conn, AP_OK, NULL, 0);

@@ -5,7 +5,7 @@
 # hostnames and MAC addresses. A template survives its source's removal,
 # `template rm` is refused while a sandbox uses it, and a template whose
 # memory file changed after creation is refused at start with nothing left
-# behind.
+# behind. A --template naming only an image is refused as such.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 export MVM_TEMPLATE_DIR="$T/templates"
@@ -102,4 +102,12 @@ run_mvm template rm --force tpl
 [ ! -e "$T/templates/tpl" ] || fail "template still there after rm --force"
 gx a 'cat /data/g'
 expect_eq "a runs on after its template went" "only-a" "$(cat "$T/out")"
+# --template looks in the template store only: a name that is only an
+# image's is refused, saying so, and nothing is created.
+mkdir -p "$T/images" && : > "$T/images/onlyimg.ext4"
+rc=0
+MVM_IMAGE_DIR="$T/images" "$MVM" create x --template onlyimg >"$T/out" 2>"$T/err" || rc=$?
+[ "$rc" = 125 ] || fail "create --template with an image's name gave $rc"
+expect_match "an image's name as --template" "no template named onlyimg.*onlyimg is an image: --image onlyimg" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/x" ] || fail "a refused --template left a state directory"
 echo "template: ok"

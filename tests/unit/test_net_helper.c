@@ -170,11 +170,25 @@ Test(net_helper, frames_go_through_the_confined_helper_and_its_death_is_seen)
 	close(lfd);
 }
 
+/* A host port in use (listening here): a --publish spec for it into @spec;
+ * the listening socket, to close. */
+static int busy_publish(char *spec, size_t cap)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(listen(lfd, 1), 0);
+	getsockname(lfd, (struct sockaddr *)&a, &al);
+	snprintf(spec, cap, "127.0.0.1:%u:80", ntohs(a.sin_port));
+	return lfd;
+}
+
 Test(net_helper, a_publish_port_in_use_is_the_helpers_error)
 {
 	struct net_helper_cb cb = { on_frame, on_dns, on_writable, on_dead, nop, nop, NULL };
-	struct sockaddr_in a = { .sin_family = AF_INET };
-	socklen_t al = sizeof(a);
 	struct net_helper *h = NULL;
 	struct ev_loop loop;
 	char err[512] = "", spec[64];
@@ -184,15 +198,69 @@ Test(net_helper, a_publish_port_in_use_is_the_helpers_error)
 
 	if (!helper_built())
 		cr_skip_test("no " NET_HELPER_EXE " beside the test binary");
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-	cr_assert_eq(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(listen(lfd, 1), 0);
-	getsockname(lfd, (struct sockaddr *)&a, &al);
-	snprintf(spec, sizeof(spec), "127.0.0.1:%u:80", ntohs(a.sin_port));
+	lfd = busy_publish(spec, sizeof(spec));
 	cr_assert_eq(ev_init(&loop), 0);
 	cr_expect_neq(net_helper_start(&loop, &cfg, &cb, &h, err, sizeof(err)), 0);
 	cr_expect(strstr(err, "cannot listen there"), "%s", err);
+	ev_fini(&loop);
+	close(lfd);
+}
+
+/* Spawned in the background (a template's start goes on meanwhile): it has a
+ * pid at once, takes no frame before its hello (they wait in the guest's
+ * queue: "blocked", not dropped), and after ready works as a started one;
+ * ready again gives the same verdict. */
+Test(net_helper, spawned_helper_takes_frames_only_once_ready)
+{
+	struct net_helper_cb cb = { on_frame, on_dns, on_writable, on_dead, nop, nop, NULL };
+	struct net_helper_cfg cfg = { .host_loopback = true };
+	struct net_helper *h = NULL;
+	struct ev_loop loop;
+	char err[512] = "";
+	uint8_t f[128];
+
+	if (!helper_built())
+		cr_skip_test("no " NET_HELPER_EXE " beside the test binary");
+	memset(&got, 0, sizeof(got));
+	cr_assert_eq(ev_init(&loop), 0);
+	cr_assert_eq(net_helper_spawn(&loop, &cfg, &cb, &h, err, sizeof(err)), 0, "%s", err);
+	cr_expect_gt(net_helper_pid(h), 1, "the pid is known before the hello");
+	cr_expect(net_helper_blocked(h), "no frame is taken before the hello");
+	cr_assert_eq(net_helper_ready(h, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(net_helper_ready(h, err, sizeof(err)), 0, "ready twice: the first verdict");
+	cr_expect(!net_helper_blocked(h));
+	cr_expect_gt(net_helper_landlock(h), -1);
+	cr_assert_eq(net_helper_frame(h, f, arp_request(f)), 0);
+	net_helper_flush(h);
+	pump(&loop, &got.arp_replies, 5000);
+	cr_expect_eq(got.arp_replies, 1, "slirp's ARP reply came back");
+	net_helper_destroy(h);
+	ev_fini(&loop);
+}
+
+/* A helper that fails its set-up fails ready with its own message, killed;
+ * a second ready says the same. */
+Test(net_helper, a_failed_hello_fails_ready)
+{
+	struct net_helper_cb cb = { on_frame, on_dns, on_writable, on_dead, nop, nop, NULL };
+	struct net_helper *h = NULL;
+	struct ev_loop loop;
+	char err[512] = "", err2[512] = "", spec[64];
+	const char *pub[1] = { spec };
+	struct net_helper_cfg cfg = { .publish = pub, .nr_publish = 1 };
+	int lfd, ret;
+
+	if (!helper_built())
+		cr_skip_test("no " NET_HELPER_EXE " beside the test binary");
+	lfd = busy_publish(spec, sizeof(spec));
+	cr_assert_eq(ev_init(&loop), 0);
+	cr_assert_eq(net_helper_spawn(&loop, &cfg, &cb, &h, err, sizeof(err)), 0, "%s", err);
+	ret = net_helper_ready(h, err, sizeof(err));
+	cr_expect_neq(ret, 0);
+	cr_expect(strstr(err, "cannot listen there"), "%s", err);
+	cr_expect_eq(net_helper_ready(h, err2, sizeof(err2)), ret);
+	cr_expect_eq(net_helper_pid(h), 0, "a helper that failed is not reported as running");
+	net_helper_destroy(h);
 	ev_fini(&loop);
 	close(lfd);
 }

@@ -48,3 +48,18 @@ Test(sandbox_cgroup, oom_kills_are_read_from_memory_events)
 	cr_assert_eq(sb_cgroup_oom_kills(""), 0);
 	cr_assert_eq(sb_cgroup_oom_killed("no-such-sandbox-xyz"), false);
 }
+
+/* Already enabled controllers are not written again (each write costs an
+ * RCU grace period on every start); a missing one, or a longer name that
+ * merely starts with it, is. */
+Test(sandbox_cgroup, subtree_controllers_are_matched_as_words)
+{
+	cr_assert(sb_cgroup_has_controllers("cpu memory pids\n", "+memory +pids"));
+	cr_assert(sb_cgroup_has_controllers("memory pids\n", "+memory +pids"));
+	cr_assert(sb_cgroup_has_controllers("cpuset cpu io memory pids\n", "+memory +pids +cpu"));
+	cr_assert_not(sb_cgroup_has_controllers("cpuset memory pids\n", "+memory +pids +cpu"));
+	cr_assert_not(sb_cgroup_has_controllers("memory\n", "+memory +pids"));
+	cr_assert_not(sb_cgroup_has_controllers("hugetlb pids_x memory\n", "+memory +pids"));
+	cr_assert_not(sb_cgroup_has_controllers("", "+memory +pids"));
+	cr_assert_not(sb_cgroup_has_controllers(NULL, "+memory +pids"));
+}

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/start_trace.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_run.h"
 #include "tools/cli/cmd_sandbox.h"
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
 	 * to report, never a silent death with status 141. Children that exec
 	 * other programs restore the default. */
 	signal(SIGPIPE, SIG_IGN);
+	start_trace(argc > 1 ? argv[1] : "main");
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "-h")) {
 		if (argc >= 3 && strcmp(argv[1], "help") == 0) {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/path_sanitize.h"
@@ -350,6 +351,7 @@ int agent_exec_named(const char *name, struct ap_exec *e, const struct exec_io *
 	int fd = agent_connect(name, 10000), ret;
 	struct winsize ws;
 
+	start_trace("exec: connected");
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot reach the agent of %s: %s", name, strerror(-fd));
 		return fd;
@@ -359,6 +361,7 @@ int agent_exec_named(const char *name, struct ap_exec *e, const struct exec_io *
 		e->cols = ws.ws_col;
 	}
 	ret = agent_exec_run(fd, e, io, x, err, errlen);
+	start_trace("exec: done");
 	close(fd);
 	return ret;
 }

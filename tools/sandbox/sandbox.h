@@ -103,6 +103,14 @@ int sb_list(char ***names);
 
 /* Start NAME's VMM as a daemon and wait until its agent answers. 0 or -errno. */
 int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, size_t errlen);
+/* Start it and wait only until the VMM serves (its readiness pipe, no
+ * polling): for a restored guest whose agent already listens, where the
+ * caller's next request through vsock is the first contact. 0 or -errno. */
+int sb_start_serving(const char *name, const char *self_exe, int timeout_s, char *err,
+		     size_t errlen);
+/* The descriptor `mvm vmm NAME --ready-fd N` gets from sb_start: one byte
+ * on it when the VMM serves; closed unwritten if it ends before. */
+#define VMM_READY_FD 3
 /* Stop it: the agent syncs and powers off; else the API; else SIGKILL. */
 int sb_stop(const char *name, int timeout_s);
 

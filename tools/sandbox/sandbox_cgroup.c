@@ -44,6 +44,39 @@ static int own_cgroup(char *out, size_t cap)
 	return ret;
 }
 
+bool sb_cgroup_has_controllers(const char *text, const char *ctl)
+{
+	char want[64], *save = NULL;
+	bool all = text != NULL;
+
+	snprintf(want, sizeof(want), "%s", ctl);
+	for (char *w = strtok_r(want, " ", &save); w && all; w = strtok_r(NULL, " ", &save)) {
+		size_t n = strlen(w + 1);
+
+		all = false;	/* a whole word of @text: "cpu" is not "cpuset" */
+		for (const char *t = text; !all && (t = strstr(t, w + 1)); t += n)
+			all = (t == text || t[-1] == ' ') && (t[n] == ' ' || t[n] == '\n' || !t[n]);
+	}
+	return all;
+}
+
+/* @ctl's controllers ("+memory +pids") for @dir's children. Written only
+ * when one is missing: on Linux 6.1 every write to cgroup.subtree_control,
+ * a no-op too, waits for an RCU grace period (cgroup_update_dfl_csses takes
+ * the threadgroup rwsem for writing), and this runs on every start. */
+static int enable(const char *dir, const char *ctl)
+{
+	char p[PATH_MAX], *text;
+	bool all;
+
+	if (snprintf(p, sizeof(p), "%s/cgroup.subtree_control", dir) >= (int)sizeof(p))
+		return -ENAMETOOLONG;
+	text = file_read_text(p, 1024);
+	all = sb_cgroup_has_controllers(text, ctl);
+	free(text);
+	return all ? 0 : file_put_text(p, ctl);
+}
+
 /* The directory mvm/ below our cgroup, with memory and pids for children. */
 static int container(char *dir, size_t cap, bool cpu)
 {
@@ -56,13 +89,13 @@ static int container(char *dir, size_t cap, bool cpu)
 		return -ENAMETOOLONG;
 	/* Fails with EBUSY where our cgroup holds processes (no internal
 	 * processes below the root) and EACCES where it is not delegated. */
-	ret = put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
+	ret = enable(dir, cpu ? "+memory +pids +cpu" : "+memory +pids");
 	if (ret)
 		return ret;
 	strncat(dir, "/mvm", cap - strlen(dir) - 1);
 	if (mkdir(dir, 0755) && errno != EEXIST)
 		return -errno;
-	return put(dir, "cgroup.subtree_control", cpu ? "+memory +pids +cpu" : "+memory +pids");
+	return enable(dir, cpu ? "+memory +pids +cpu" : "+memory +pids");
 }
 
 /* @path (a file or directory) lies on tmpfs or ramfs. */

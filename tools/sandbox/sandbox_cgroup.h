@@ -15,6 +15,10 @@
 /* pids.max: the VMM's threads (one per vCPU, the event loop, the loader). */
 #define SB_CGROUP_PIDS 96	/* up to 64 vCPUs and then some */
 
+/* Whether @text (a cgroup.subtree_control: "cpu memory pids\n"; NULL: none)
+ * has every controller of @ctl ("+memory +pids"), each as a whole word. */
+bool sb_cgroup_has_controllers(const char *text, const char *ctl);
+
 /*
  * Move the calling process (NAME's VMM), and its network helper @helper if
  * > 0 (libslirp and glib: their memory counts), into its own cgroup, mvm/NAME below

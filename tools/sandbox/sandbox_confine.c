@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/events.h"
 #include "common/cli_util.h"
 #include "common/log.h"
@@ -159,11 +160,12 @@ static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, 
 	cJSON_Delete(o);
 }
 
-void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota)
+int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota,
+	       char *err, size_t errlen)
 {
 	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL }, *wd[VM_MAX_DISKS + 1];
 	char cg[PATH_MAX], evdir[PATH_MAX];
-	int ns, abi, cg_ret;
+	int ns, abi, cg_ret, ret;
 	pid_t helper;
 
 	/* `mvm run --events FILE`: the denials go to a file the user named,
@@ -181,6 +183,7 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 				 cg, sizeof(cg));
 	if (cg_ret)
 		log_info("cgroup limits skipped: %s", cg);
+	start_trace("confine: cgroup");
 	/* The host's pids, while the host's /proc is still ours to read. */
 	helper = confine_pidns_host_pid(virtio_net_helper_pid(vm, NULL));
 	confine_pidns_seal();
@@ -191,6 +194,7 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 		log_info("user namespaces are not allowed here: other sandboxes stay visible");
 	read_only_paths(vc, ro);
 	abi = confine_landlock(ro, rw);
+	start_trace("confine: landlock");
 	if (abi < 0)
 		log_warn("landlock: %s", strerror(-abi));
 	else if (!abi)
@@ -199,7 +203,12 @@ void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int
 	 * namespace hides nothing unless hide_others() succeeded). */
 	if (ns <= 0)
 		ns = confine_pidns_flags() & ~CONFINE_NS_MOUNT;
-	write_report(name, vm, helper, ns, abi, cg_ret ? NULL : cg);
+	/* The helper set itself up meanwhile; the report names its Landlock. */
+	ret = virtio_net_ready(vm, err, errlen);
+	start_trace("confine: helper ready");
+	if (!ret)
+		write_report(name, vm, helper, ns, abi, cg_ret ? NULL : cg);
+	return ret;
 }
 
 /* "Seccomp:\t2" and the like from /proc/PID/status; -1 if absent. */

@@ -19,9 +19,12 @@
  * network namespace is empty. The seccomp filters follow
  * in vm_run. The cgroup (tools/sandbox/sandbox_cgroup.h) comes first, with
  * @cpu_quota (percent of one CPU, 0: none). Writes SB_CONFINE_FILE and a "confined" event saying what is in
- * force; what could not be had is reported there, never fatal.
+ * force; what could not be had is reported there, never fatal. Before the
+ * report, it waits for the network helper (started in the background with
+ * the devices): 0, or -errno with @err saying why the helper did not start.
  */
-void sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota);
+int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int cpu_quota,
+	       char *err, size_t errlen);
 
 /*
  * What protects NAME's VMM @pid, as an object for ls/inspect/events:

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/cli_util.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/baseline.h"
@@ -81,6 +82,7 @@ int sb_create(struct sb_create *o)
 		cli_err("create", "%s", err);
 		return -1;
 	}
+	start_trace("create: root ready");
 	if (o->template_name)
 		return create_from_template(o);
 	ret = sb_mkdir(o->c.name, dir, sizeof(dir));

@@ -1,6 +1,7 @@
 /* Starting a sandbox's VMM as a daemon, and stopping it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
@@ -43,10 +45,11 @@ static void sleep_ms(int ms)
 	nanosleep(&t, NULL);
 }
 
-/* The grandchild: detached from our session, output to console.log. */
-static void daemon_child(const char *name, const char *self_exe, int report_fd)
+/* The grandchild: detached from our session, output to console.log, the
+ * write end of the readiness pipe as VMM_READY_FD. */
+static void daemon_child(const char *name, const char *self_exe, int report_fd, int ready_fd)
 {
-	char log[PATH_MAX];
+	char log[PATH_MAX], fdarg[16];
 	pid_t pid;
 	int fd;
 
@@ -56,15 +59,20 @@ static void daemon_child(const char *name, const char *self_exe, int report_fd)
 		(void)!write(report_fd, &pid, sizeof(pid));
 		_exit(pid < 0);
 	}
-	if (sb_path(name, "console.log", log, sizeof(log)))
+	/* Out of 0-2's way first (a CLI started with one closed has it there). */
+	ready_fd = fcntl(ready_fd, F_DUPFD_CLOEXEC, VMM_READY_FD + 1);
+	if (ready_fd < 0 || sb_path(name, "console.log", log, sizeof(log)))
 		_exit(125);
 	fd = open("/dev/null", O_RDONLY);
 	dup2(fd, 0);
 	fd = open(log, O_WRONLY | O_APPEND | O_CREAT, 0600);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	close_range(3, ~0U, 0);	/* one call, not a thousand: this is on every start */
-	execl(self_exe, "mvm", "vmm", name, (char *)NULL);
+	if (dup2(ready_fd, VMM_READY_FD) < 0)	/* without O_CLOEXEC: the VMM keeps it */
+		_exit(125);
+	close_range(VMM_READY_FD + 1, ~0U, 0);	/* one call, not a thousand: this is on every start */
+	snprintf(fdarg, sizeof(fdarg), "%d", VMM_READY_FD);
+	execl(self_exe, "mvm", "vmm", name, "--ready-fd", fdarg, (char *)NULL);
 	dprintf(2, "mvm vmm: cannot run %s: %s\n", self_exe, strerror(errno));
 	_exit(127);
 }
@@ -91,12 +99,89 @@ static void log_reason(const char *name, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", last);
 }
 
-int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, size_t errlen)
+/* Why the VMM @vmm ended during its start, into @err. */
+static void ended_reason(const char *name, char *err, size_t errlen)
+{
+	if (sb_cgroup_oom_killed(name))
+		snprintf(err, errlen, "the kernel's OOM killer ended the VMM during boot: "
+			 "its cgroup's memory.max (guest RAM + %llu MiB) was reached",
+			 SB_CGROUP_OVERHEAD >> 20);
+	else
+		snprintf(err, errlen, "the VMM exited during boot and left no reason in "
+			 "its log: killed from outside? (see mvm logs %s)", name);
+	log_reason(name, err, errlen);
+}
+
+/* The VMM's one byte on the readiness pipe: it serves (sockets listening, the
+ * guest about to run). 0, -ECHILD (it ended: the pipe's end closed first) or
+ * -ETIMEDOUT. An event, not a poll: no sleep between tries. */
+static int wait_serving(int fd, double deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	char b;
+
+	for (;;) {
+		double left = deadline - mono_now_s();
+		int r;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)(left * 1000) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r > 0)
+			return read(fd, &b, 1) == 1 ? 0 : -ECHILD;
+	}
+}
+
+/* Fork the daemon; its pid (the process sb_stop and the pid file know) or -errno. */
+static pid_t launch(const char *name, const char *self_exe, int ready_fd)
 {
 	int pfd[2];
 	pid_t child, vmm = 0;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return -errno;
+	start_trace("start: fork");
+	child = fork();
+	if (child == 0)
+		daemon_child(name, self_exe, pfd[1], ready_fd);
+	close(pfd[1]);
+	if (child < 0 || read(pfd[0], &vmm, sizeof(vmm)) != sizeof(vmm) || vmm <= 0)
+		vmm = -ECHILD;
+	close(pfd[0]);
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	start_trace("start: vmm pid read");
+	return vmm;
+}
+
+/* Booted means: the agent answers a ping through vsock. */
+static int wait_agent(const char *name, pid_t vmm, double deadline, char *err, size_t errlen)
+{
+	for (int wait_ms = 2; mono_now_s() < deadline; wait_ms = wait_ms < 100 ? wait_ms * 2 : 100) {
+		if (!pid_alive(vmm)) {
+			ended_reason(name, err, errlen);
+			return -ECHILD;
+		}
+		if (agent_ping(name, 2000) == 0) {
+			start_trace("start: agent answered");
+			return 0;
+		}
+		sleep_ms(wait_ms);
+	}
+	return -ETIMEDOUT;
+}
+
+static int start(const char *name, const char *self_exe, int timeout_s, bool ping, char *err,
+		 size_t errlen)
+{
 	double deadline = mono_now_s() + timeout_s;
+	int ready[2], ret;
 	char p[PATH_MAX];
+	pid_t vmm;
 
 	if (sb_vmm_pid(name) > 0) {
 		snprintf(err, errlen, "sandbox %s is already running", name);
@@ -104,40 +189,40 @@ int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, s
 	}
 	if (!sb_path(name, "pid", p, sizeof(p)))
 		unlink(p);	/* a crashed VMM's leftovers */
-	if (pipe2(pfd, O_CLOEXEC))
+	if (pipe2(ready, O_CLOEXEC))
 		return -errno;
-	child = fork();
-	if (child == 0)
-		daemon_child(name, self_exe, pfd[1]);
-	close(pfd[1]);
-	if (child < 0 || read(pfd[0], &vmm, sizeof(vmm)) != sizeof(vmm) || vmm <= 0) {
-		close(pfd[0]);
+	vmm = launch(name, self_exe, ready[1]);
+	close(ready[1]);
+	if (vmm < 0) {
+		close(ready[0]);
 		snprintf(err, errlen, "cannot start the VMM process");
-		return -ECHILD;
+		return (int)vmm;
 	}
-	close(pfd[0]);
-	waitpid(child, NULL, 0);
-	/* Booted means: the agent answers a ping through vsock. A template's
-	 * VMM answers within milliseconds: poll fast at first, then back off. */
-	for (int wait_ms = 2; mono_now_s() < deadline; wait_ms = wait_ms < 100 ? wait_ms * 2 : 100) {
-		if (!pid_alive(vmm)) {
-			if (sb_cgroup_oom_killed(name))
-				snprintf(err, errlen, "the kernel's OOM killer ended the VMM during boot: "
-					 "its cgroup's memory.max (guest RAM + %llu MiB) was reached",
-					 SB_CGROUP_OVERHEAD >> 20);
-			else
-				snprintf(err, errlen, "the VMM exited during boot and left no reason in "
-					 "its log: killed from outside? (see mvm logs %s)", name);
-			log_reason(name, err, errlen);
-			return -ECHILD;
-		}
-		if (agent_ping(name, 2000) == 0)
-			return 0;
-		sleep_ms(wait_ms);
-	}
-	snprintf(err, errlen, "the guest agent did not answer within %d s (see mvm logs %s)",
-		 timeout_s, name);
-	return -ETIMEDOUT;
+	ret = wait_serving(ready[0], deadline);
+	close(ready[0]);
+	start_trace("start: serving");
+	if (ret == -ECHILD)
+		ended_reason(name, err, errlen);
+	else if (ret == -ETIMEDOUT)
+		snprintf(err, errlen, "the VMM was not ready within %d s (see mvm logs %s)",
+			 timeout_s, name);
+	else if (!ret && ping && (ret = wait_agent(name, vmm, deadline, err, errlen)) == -ETIMEDOUT)
+		snprintf(err, errlen, "the guest agent did not answer within %d s (see mvm logs %s)",
+			 timeout_s, name);
+	else if (ret && ret != -ECHILD && ret != -ETIMEDOUT)
+		snprintf(err, errlen, "waiting for the VMM: %s", strerror(-ret));
+	return ret;
+}
+
+int sb_start(const char *name, const char *self_exe, int timeout_s, char *err, size_t errlen)
+{
+	return start(name, self_exe, timeout_s, true, err, errlen);
+}
+
+int sb_start_serving(const char *name, const char *self_exe, int timeout_s, char *err,
+		     size_t errlen)
+{
+	return start(name, self_exe, timeout_s, false, err, errlen);
 }
 
 static bool wait_gone(pid_t pid, double secs)

@@ -34,7 +34,9 @@ struct rotlog;
 int sb_console_log_open(struct rotlog *log);
 
 /* `mvm vmm NAME`: chdir to its state directory, load config.json, write the
- * pid file, serve until the VM ends. 0 or -errno (message printed). */
-int sb_vmm_main(const char *name);
+ * pid file, serve until the VM ends. @ready_fd (-1: none): one byte written
+ * to it, and closed, once the VMM serves and the guest is about to run.
+ * 0 or -errno (message printed). */
+int sb_vmm_main(const char *name, int ready_fd);
 
 #endif

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
+#include "images/image_store.h"
 #include "snapshots/snapshot_dir.h"
 #include "common/fs_util.h"
 #include "guest/agent/proto.h"
@@ -290,8 +292,10 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 	/* The cheap check: a stat per file, the state parsed; nothing read in bulk. */
 	if (!ret)
 		ret = tpl_check(tdir, in, m, err, errlen);
+	start_trace("tpl: checked");
 	if (!ret)
 		ret = prepare(o, tdir, in, sdir, err, errlen);
+	start_trace("tpl: prepared");
 	free(in);
 	free(m);
 	return ret;
@@ -302,13 +306,29 @@ int sb_template_identity(const char *name, char *err, size_t errlen)
 	return agent_new_identity(name, TPL_SYNC_TIMEOUT_MS, err, errlen);
 }
 
+/* Templates and images are separate stores: say so when TPL names an image. */
+static void not_found(const char *tpl, char *err, size_t errlen)
+{
+	char img[PATH_MAX], *store = image_store_dir();
+	bool image = store && image_store_resolve(tpl, img, sizeof(img)) == 0 &&
+		     !strncmp(img, store, strlen(store));	/* not a file in the cwd */
+
+	free(store);
+	if (image)
+		snprintf(err, errlen, "no template named %s (mvm template ls); %s is an image: "
+			 "--image %s boots it, a template is made from a running sandbox "
+			 "(mvm template create)", tpl, tpl, tpl);
+	else
+		snprintf(err, errlen, "no template named %s (mvm template ls)", tpl);
+}
+
 int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen)
 {
 	char sdir[PATH_MAX];
 	int ret;
 
 	if (!tpl_exists(o->tpl)) {
-		snprintf(err, errlen, "no template named %s (mvm template ls)", o->tpl);
+		not_found(o->tpl, err, errlen);
 		return -ENOENT;
 	}
 	ret = sb_mkdir(o->name, sdir, sizeof(sdir));
@@ -324,9 +344,14 @@ int sb_template_start(const struct sb_template_start *o, char *err, size_t errle
 		return ret;
 	}
 	sb_event(o->name, "created");
-	ret = sb_start(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
+	/* No ping first: the guest's agent listened when the template was
+	 * taken, so the identity request is the first contact (one round trip
+	 * less), and create returns only once it is answered. */
+	ret = sb_start_serving(o->name, sb_self_exe(), sb_start_timeout(), err, errlen);
+	start_trace("tpl: started");
 	if (!ret)
 		ret = sb_template_identity(o->name, err, errlen);
+	start_trace("tpl: identity");
 	if (ret) {
 		sb_stop(o->name, 5);
 		return 1;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/start_trace.h"
 #include "common/cli_util.h"
 #include "common/events.h"
 #include "common/fatal_signal.h"
@@ -97,6 +98,18 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 	return ret;
 }
 
+/* `mvm vmm --ready-fd`: told once everything is set up (sb_start waits for it). */
+static int ready_fd = -1;
+
+static void say_ready(void)
+{
+	if (ready_fd < 0)
+		return;
+	(void)!write(ready_fd, "R", 1);
+	close(ready_fd);
+	ready_fd = -1;
+}
+
 int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *base, int cpu_quota,
 		 struct vm_result *res, uint64_t *guest_kib)
 {
@@ -116,10 +129,13 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 	confine_seccomp_report_to(vc->stdout_fd);
 	fatal_signal_report(vc->stdout_fd, "mvm vmm");
 	ret = vm_create(vm, vc, res);
+	start_trace("vmm: vm_create");
 	if (!ret)
 		ret = snap_setup(vm, vc, base, res);
+	start_trace("vmm: snap_setup");
 	if (!ret)
 		ret = sb_api_start(vm, name, "api.sock", &api);
+	start_trace("vmm: api started");
 	if (ret) {
 		if (!res->message[0])
 			snprintf(res->message, sizeof(res->message), "%s", strerror(-ret));
@@ -128,9 +144,18 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 		goto out;
 	}
 	/* Set up and single-threaded: confine, then vm_run adds the filters. */
-	sb_confine(name, vm, vc, cpu_quota);
+	ret = sb_confine(name, vm, vc, cpu_quota, res->message, sizeof(res->message));
+	start_trace("vmm: confined");
+	if (ret) {
+		res->outcome = VM_ERROR;
+		outcome_event(name, res);
+		sb_api_stop(api);
+		goto out;
+	}
 	sb_test_attack_arm(vm, vc->stdout_fd);
 	sb_event(name, "started");
+	/* The sockets listen: a connection made now waits for the guest. */
+	say_ready();
 	vm_run(vm, res);
 	if (guest_kib)
 		*guest_kib = vm_guest_resident_kib(vm);
@@ -180,6 +205,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 		return ret;
 	}
 	ret = sb_vm_config(c, bufs, &vc, err, sizeof(err));
+	start_trace("vmm: vm config");
 	vc.log = &log;
 	base = (struct vm_disk){ .path = c->disk, .format = c->disk[0] ? c->disk_format : NULL,
 				 .backing_root = bufs->base_dir[0] ? bufs->base_dir : NULL };
@@ -201,19 +227,24 @@ static int chdir_state(const char *name)
 	return sb_path(name, NULL, dir, sizeof(dir)) || chdir(dir) ? -1 : 0;
 }
 
-int sb_vmm_main(const char *name)
+int sb_vmm_main(const char *name, int ready)
 {
 	struct sb_config c;
 	int ret;
 
-	/* Started by create/start with 0-2 only; a failure is reported, not fatal
-	 * (the seccomp filter, installed later, does not depend on it). */
-	ret = confine_hygiene(NULL, 0);
+	/* Started by create/start with 0-2 and the readiness pipe only; a
+	 * failure is reported, not fatal (the seccomp filter, installed later,
+	 * does not depend on it). */
+	start_trace("vmm: main");
+	ready_fd = ready >= 0 && fcntl(ready, F_SETFD, FD_CLOEXEC) == 0 ? ready : -1;
+	ret = confine_hygiene(&ready_fd, ready_fd >= 0);
 	if (ret)
 		cli_err("vmm", "process hygiene: %s", strerror(-ret));
 	/* From here on we are the VMM in its own PID namespace (or the
 	 * process that waits for it, which never returns from this call). */
 	ret = confine_pidns_enter();
+	start_trace_hold();
+	start_trace("vmm: pidns entered");
 	if (ret < 0) {
 		cli_err("vmm", "PID namespace: %s", strerror(-ret));
 		return ret;
@@ -223,6 +254,7 @@ int sb_vmm_main(const char *name)
 		return -ENOENT;
 	}
 	ret = sb_vmm_write_pid();
+	start_trace("vmm: config, pid written");
 	if (!ret)
 		ret = run_vmm(name, &c);
 	/* A clean end removes the pid file; one left behind means we crashed. */

@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -126,20 +129,111 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_table *t, const struct 
 	return -EINVAL;
 }
 
-int confine_seccomp_thread(const struct sc_table *t)
+/* @t as a libseccomp context, or NULL. */
+static scmp_filter_ctx build(const struct sc_table *t)
 {
-	scmp_filter_ctx ctx;
+	scmp_filter_ctx ctx = seccomp_init(confine_seccomp_log_mode() ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
 	int ret = 0;
 
+	for (size_t i = 0; ctx && i < t->nr_rules && !ret; i++)
+		ret = add_rule(ctx, t, &t->rules[i]);
+	if (ret) {
+		seccomp_release(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/*
+ * Each table's BPF program, generated once per process: libseccomp takes
+ * milliseconds to build one (tens of them under nested virtualization), the
+ * disk's I/O threads all load the same one, and they start while the guest
+ * waits. The program is exactly what seccomp_load would install.
+ */
+static struct {
+	const struct sc_table *t;
+	pid_t pid;		/* SC_SELF rules name it: a fork's child builds anew */
+	struct sock_fprog prog;
+} progs[8];
+static int nprogs;
+static pthread_mutex_t progs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The program of @ctx, exported through a memfd. 0 or -errno. */
+static int export_prog(scmp_filter_ctx ctx, struct sock_fprog *out)
+{
+	int fd = memfd_create("mvm-seccomp", MFD_CLOEXEC), ret;
+	off_t len;
+	void *buf = NULL;
+
+	if (fd < 0)
+		return -errno;
+	ret = seccomp_export_bpf(ctx, fd);
+	len = ret ? -1 : lseek(fd, 0, SEEK_END);
+	if (!ret && (len <= 0 || len % sizeof(struct sock_filter) ||
+		     len / sizeof(struct sock_filter) > BPF_MAXINSNS))
+		ret = -EINVAL;
+	/* Its own mapping, not the heap: a small block kept in this thread's
+	 * malloc arena would keep libseccomp's freed megabytes from going back. */
+	if (!ret && (buf = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) {
+		buf = NULL;
+		ret = -ENOMEM;
+	}
+	if (!ret && pread(fd, buf, (size_t)len, 0) != len)
+		ret = -EIO;
+	close(fd);
+	if (ret) {
+		if (buf)
+			munmap(buf, (size_t)len);
+		return ret;
+	}
+	out->filter = buf;
+	out->len = (unsigned short)(len / sizeof(struct sock_filter));
+	return 0;
+}
+
+/* @t's cached program, built now if it is the first; NULL if it cannot be. */
+static const struct sock_fprog *cached_prog(const struct sc_table *t)
+{
+	const struct sock_fprog *p = NULL;
+	scmp_filter_ctx ctx;
+
+	pthread_mutex_lock(&progs_lock);
+	for (int i = 0; i < nprogs && !p; i++)
+		if (progs[i].t == t && progs[i].pid == getpid())
+			p = &progs[i].prog;
+	if (!p && nprogs < (int)(sizeof(progs) / sizeof(progs[0])) && (ctx = build(t))) {
+		if (!export_prog(ctx, &progs[nprogs].prog)) {
+			progs[nprogs].t = t;
+			progs[nprogs].pid = getpid();
+			p = &progs[nprogs++].prog;
+		}
+		seccomp_release(ctx);
+	}
+	pthread_mutex_unlock(&progs_lock);
+	return p;
+}
+
+int confine_seccomp_thread(const struct sc_table *t)
+{
+	const struct sock_fprog *prog;
+	scmp_filter_ctx ctx;
+	int ret;
+
 	pthread_once(&once, setup_once);
-	ctx = seccomp_init(confine_seccomp_log_mode() ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
+	thread_kind = t->thread;
+	prog = cached_prog(t);
+	if (prog) {
+		/* As seccomp_load does by default: no_new_privs, then the filter. */
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+		    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog))
+			return -errno;
+		return 0;
+	}
+	ctx = build(t);	/* not cached (no memfd here): the slow way */
 	if (!ctx)
 		return -ENOMEM;
-	for (size_t i = 0; i < t->nr_rules && !ret; i++)
-		ret = add_rule(ctx, t, &t->rules[i]);
-	thread_kind = t->thread;
-	if (!ret)
-		ret = seccomp_load(ctx);
+	ret = seccomp_load(ctx);
 	seccomp_release(ctx);
 	return ret;
 }
