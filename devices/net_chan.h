@@ -32,7 +32,7 @@ enum nc_type { NC_FRAME = 1, NC_DNS_QUERY, NC_DNS_REPLY, NC_HELLO };
  * slirp has no window scaling, so the guest's window is at most 65535
  * and Linux rounds it down to a multiple of the segment size; with one
  * segment per window every round trip stops and waits (a fake guest
- * through mvm-net downloaded at ~0.6x the rate). Two segments of the MSS
+ * through mvm-net downloaded at half the rate). Two segments of the MSS
  * (MTU - 40) fit: 65535 / 2 + 40.
  */
 #define NET_LINK_MTU 32807
