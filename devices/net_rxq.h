@@ -1,8 +1,8 @@
 /*
  * Frames for the guest that wait because it has posted no RX buffer: a
  * bounded FIFO of variable-length frames in one buffer allocated up front.
- * With the large link MTU (net_chan.h: NET_LINK_MTU) a frame is up to 32 KiB,
- * so fixed slots of the largest size would cost 8 MiB for 256 of them;
+ * With the large link MTU (net_chan.h: NET_LINK_MTU) a frame is up to 64 KiB,
+ * so fixed slots of the largest size would cost 16 MiB for 256 of them;
  * here a frame takes its own length, and both the count and the bytes are
  * capped (a flood from the Internet while the guest does not read is
  * dropped; TCP retransmits). Nothing is allocated after net_rxq_init, so

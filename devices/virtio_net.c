@@ -3,7 +3,7 @@
  * the guest sends goes through the policy engine (devices/netpolicy/net_filter.h)
  * before slirp sees it; every frame slirp sends goes through
  * net_filter_inbound() on its way to the guest. One RX and one TX queue,
- * VIRTIO_NET_F_MAC, VIRTIO_NET_F_MTU (NET_LINK_MTU, 32807: see net_chan.h;
+ * VIRTIO_NET_F_MAC, VIRTIO_NET_F_MTU (NET_LINK_MTU, 65520: see net_chan.h;
  * Linux then posts RX buffers of a whole large frame, its "big packets"),
  * the 12-byte header of VERSION_1, no offloads.
  *
@@ -50,7 +50,7 @@
 #define NET_QUEUE_SIZE 256
 #define NET_HDR_LEN 12		/* struct virtio_net_hdr with num_buffers (VERSION_1) */
 #define TX_MAX (NET_HDR_LEN + NET_LINK_FRAME_MAX) /* the largest chain we take from the guest */
-#define RX_QUEUE_BYTES (1 << 20) /* frames waiting for guest RX buffers: 31 of the largest */
+#define RX_QUEUE_BYTES (1 << 20) /* frames waiting for guest RX buffers: 16 of the largest */
 /* struct virtio_net_config up to mtu: mac[6], status, max_virtqueue_pairs
  * (neither offered: read as 0), mtu; little-endian. */
 #define CFG_MTU_OFF 10

@@ -1,7 +1,7 @@
 /* The policy with frames of the link MTU (devices/net_chan.h: NET_LINK_MTU,
- * 32807; a longer TX chain never reaches the filter): every length in
- * such a frame is the guest's; it is checked against the bytes there, and
- * nothing larger than the filter's own buffers is copied. */
+ * 65520): the guest sends and slirp answers IP packets of up to 64 KiB.
+ * Every length in such a frame is the guest's: it is checked against the
+ * bytes there, and nothing larger than the filter's own buffers is copied. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <netinet/in.h>
@@ -101,7 +101,7 @@ Test(net_bigframe, dns_queries_in_datagrams_of_the_link_mtu)
 	struct net_dns_pending pq;
 
 	allow("example.com:443/tcp");
-	/* a record filling the datagram after the question: resolved, only the
+	/* a whole record of 64 KiB after the question: resolved, and only the
 	 * question is kept (the answer is rebuilt from it) */
 	mlen = query_with_opt(m, BIG, "example.com", big);
 	cr_assert_eq(run(f, dns_udp(f, l4, m, mlen)), NET_RESOLVE, "%s", res.why);
@@ -118,7 +118,7 @@ Test(net_bigframe, dns_queries_in_datagrams_of_the_link_mtu)
 	m[mlen - big - 2] = (uint8_t)((big + 1) >> 8);
 	m[mlen - big - 1] = (uint8_t)(big + 1);
 	cr_expect_eq(run(f, dns_udp(f, l4, m, mlen)), NET_DROP, "malformed");
-	/* a datagram of junk after an allowed query: trailing bytes are an error */
+	/* 64 KiB of junk after an allowed query: trailing bytes are an error */
 	cr_assert_eq(dns_build_query(1, "example.com", DNS_T_A, m, BIG, &mlen), 0);
 	memset(m + mlen, 'A', big);
 	cr_expect_eq(run(f, dns_udp(f, l4, m, mlen + big)), NET_DROP, "%s", res.why);

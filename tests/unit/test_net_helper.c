@@ -259,7 +259,7 @@ Test(net_helper, frames_of_the_link_mtu_cross_whole)
 
 	/* slirp's default of 1500 (what the helper had before): fragments */
 	ping_gateway(0, payload);
-	cr_expect_geq(got.ipv4, payload / 1480);
+	cr_expect_gt(got.ipv4, 40);
 	cr_expect_leq(got.max_len, 1514);
 	cr_expect(got.last_fragment);
 }

@@ -1,5 +1,5 @@
 /* The frames waiting for the guest's RX buffers (devices/net_rxq.h): order,
- * wrap-around, and both caps, with frames up to the link MTU's. */
+ * wrap-around, and both caps, with frames up to the link's 64 KiB. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
