@@ -23,20 +23,8 @@
 
 enum nc_type { NC_FRAME = 1, NC_DNS_QUERY, NC_DNS_REPLY, NC_HELLO };
 
-/*
- * The link MTU between the guest and libslirp (virtio-net's F_MTU, slirp's
- * if_mtu and if_mru), as passt/pasta use: slirp then sends the guest TCP
- * segments of up to 64 KiB, so a download crosses the socketpair, the
- * policy filter and the guest's RX queue in ~40x fewer frames, with ~40x
- * fewer guest ACKs and interrupts (make bench-net). Largest IPv4 packet
- * rounded down to a multiple of 16; slirp's own limit is 65521.
- */
-#define NET_LINK_MTU 65520
-#define NET_LINK_FRAME_MAX (14 + NET_LINK_MTU)	/* with the Ethernet header */
-
 #define NC_REC_HDR 8
 #define NC_FRAME_MAX 65536		/* the largest frame either side sends */
-_Static_assert(NET_LINK_FRAME_MAX <= NC_FRAME_MAX, "a link frame fits a record");
 #define NC_BATCH 61440			/* flush a batch once it holds this much */
 /* One message: a full batch plus one largest record, and room for small ones. */
 #define NC_MSG_MAX (NC_BATCH + NC_REC_HDR + NC_FRAME_MAX + 4096)

@@ -25,7 +25,7 @@
 #define READS_PER_ROUND 16
 #define SOCK_BUF (1 << 20)	/* capped at net.core.wmem_max; room for batches */
 #define CHILD_FD 3		/* the helper's socket (tools/nethelper/mvm_net.c) */
-#define MAX_ARGS (10 + 2 * 64)	/* name, pid, --loopback, 64 --publish, --dns-server, --mtu */
+#define MAX_ARGS (8 + 2 * 64)
 
 extern char **environ;
 
@@ -57,7 +57,7 @@ static int helper_exe(char *out, size_t cap)
 static int spawn(struct net_helper *h, const struct net_helper_cfg *cfg, int cfd, char *err,
 		 size_t errlen)
 {
-	char exe[PATH_MAX], ppid[16], mtu[16];
+	char exe[PATH_MAX], ppid[16];
 	char *argv[MAX_ARGS];
 	posix_spawn_file_actions_t fa;
 	int n = 0, ret;
@@ -73,18 +73,13 @@ static int spawn(struct net_helper *h, const struct net_helper_cfg *cfg, int cfd
 	argv[n++] = ppid;
 	if (cfg->host_loopback)
 		argv[n++] = (char *)"--loopback";
-	for (int i = 0; i < cfg->nr_publish && n + 6 < MAX_ARGS; i++) {
+	for (int i = 0; i < cfg->nr_publish && n + 4 < MAX_ARGS; i++) {
 		argv[n++] = (char *)"--publish";
 		argv[n++] = (char *)cfg->publish[i];
 	}
 	if (cfg->dns_server) {
 		argv[n++] = (char *)"--dns-server";
 		argv[n++] = (char *)cfg->dns_server;
-	}
-	if (cfg->mtu) {
-		snprintf(mtu, sizeof(mtu), "%u", cfg->mtu);
-		argv[n++] = (char *)"--mtu";
-		argv[n++] = mtu;
 	}
 	argv[n] = NULL;
 	posix_spawn_file_actions_init(&fa);

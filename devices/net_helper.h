@@ -30,7 +30,6 @@ struct net_helper_cfg {
 	const char *const *publish;	/* --publish specs, checked by the caller */
 	int nr_publish;
 	const char *dns_server;		/* upstream for NC_DNS_QUERY; NULL: none */
-	unsigned mtu;			/* the link MTU for slirp (--mtu); 0: its default */
 };
 
 struct net_helper_cb {

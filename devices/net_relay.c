@@ -62,7 +62,7 @@ static void out_put(struct net_relay *r, uint32_t type, const void *a, size_t al
 	if (nc_put(&r->out, type, a, alen, b, blen)) {
 		out_flush(r);
 		if (nc_put(&r->out, type, a, alen, b, blen))
-			return; /* larger than a message: never from slirp (MTU <= NET_LINK_MTU) */
+			return; /* larger than a message: never from slirp (MTU 1500) */
 	}
 	if (r->out.len >= NC_BATCH)
 		out_flush(r);
@@ -262,7 +262,7 @@ int net_relay_create(struct ev_loop *loop, int fd, const struct net_relay_cfg *c
 	if (!r->out.b || !r->in)
 		goto fail;
 	cb.opaque = r;
-	ret = net_slirp_create(loop, cfg->host_loopback, cfg->mtu, &cb, &r->slirp, err, errlen);
+	ret = net_slirp_create(loop, cfg->host_loopback, &cb, &r->slirp, err, errlen);
 	if (ret)
 		goto out;
 	ret = publish_all(r, cfg, err, errlen);

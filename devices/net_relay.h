@@ -20,7 +20,6 @@ struct net_relay_cfg {
 	const char *const *publish;	/* --publish specs (net_publish_parse) */
 	int nr_publish;
 	const char *dns_server;		/* upstream "ADDR[:PORT]"/"[ADDR6]:PORT"; NULL: none */
-	unsigned mtu;			/* the link MTU (net_slirp_create); 0: 1500 */
 };
 
 /* Start slirp and the --publish listeners on @loop, talking to the VMM on

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "common/mono_time.h"
-#include "devices/net_chan.h"
 #include "devices/net_slirp.h"
 #include "vmm/event_loop.h"
 #include "common/log.h"
@@ -334,7 +333,7 @@ static void on_timer(void *opaque, uint32_t events)
 
 void net_slirp_input(struct net_slirp *s, const uint8_t *frame, size_t len)
 {
-	if (len > NC_FRAME_MAX)
+	if (len > 65536)
 		return;
 	slirp_input(s->slirp, frame, (int)len);
 	s->dirty = true;
@@ -363,9 +362,8 @@ int net_slirp_publish(struct net_slirp *s, const struct net_publish *p, char *er
 	return 0;
 }
 
-int net_slirp_create(struct ev_loop *loop, bool host_loopback, unsigned mtu,
-		     const struct net_slirp_cb *cb, struct net_slirp **out, char *err,
-		     size_t errlen)
+int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_slirp_cb *cb,
+		     struct net_slirp **out, char *err, size_t errlen)
 {
 	struct net_slirp *s = calloc(1, sizeof(*s));
 	SlirpConfig cfg = { .version = 4 };
@@ -397,7 +395,6 @@ int net_slirp_create(struct ev_loop *loop, bool host_loopback, unsigned mtu,
 	cfg.tftp_path = NULL;
 	cfg.disable_host_loopback = !host_loopback;
 	cfg.enable_emu = false;
-	cfg.if_mtu = cfg.if_mru = mtu;
 	s->slirp = slirp_new(&cfg, &slirp_cbs, s);
 	if (!s->slirp) {
 		ret = -ENOMEM;

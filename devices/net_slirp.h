@@ -34,13 +34,9 @@ struct net_slirp_cb {
 	void *opaque;
 };
 
-/* Start slirp: 10.0.2.0/24, gateway .2, nameserver .3, guest .15; fec0::/64.
- * @mtu: the link's MTU both ways (slirp's if_mtu and if_mru: the largest
- * IP packet it sends the guest and accepts from it, and so its TCP MSS);
- * 0: slirp's default, 1500. */
-int net_slirp_create(struct ev_loop *loop, bool host_loopback, unsigned mtu,
-		     const struct net_slirp_cb *cb, struct net_slirp **out, char *err,
-		     size_t errlen);
+/* Start slirp: 10.0.2.0/24, gateway .2, nameserver .3, guest .15; fec0::/64. */
+int net_slirp_create(struct ev_loop *loop, bool host_loopback, const struct net_slirp_cb *cb,
+		     struct net_slirp **out, char *err, size_t errlen);
 /* A TCP host port forward to the guest (10.0.2.15). */
 int net_slirp_publish(struct net_slirp *s, const struct net_publish *p, char *err, size_t errlen);
 /* A guest frame the filter passed (caller holds the device lock). */

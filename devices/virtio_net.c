@@ -3,9 +3,7 @@
  * the guest sends goes through the policy engine (devices/netpolicy/net_filter.h)
  * before slirp sees it; every frame slirp sends goes through
  * net_filter_inbound() on its way to the guest. One RX and one TX queue,
- * VIRTIO_NET_F_MAC, VIRTIO_NET_F_MTU (NET_LINK_MTU, 65520: see net_chan.h;
- * Linux then posts RX buffers of a whole large frame, its "big packets"),
- * the 12-byte header of VERSION_1, no offloads.
+ * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1, no offloads.
  *
  * libslirp runs in the network helper process (devices/net_helper.h,
  * mvm-net), never in the VMM: the frames the filter passed go there in
@@ -33,28 +31,22 @@
 #include <unistd.h>
 
 #include "common/mono_time.h"
-#include "devices/net_chan.h"
 #include "devices/net_helper.h"
 #include "devices/net_publish.h"
-#include "devices/net_rxq.h"
 #include "devices/netpolicy/net_filter.h"
 #include "devices/virtio_devices.h"
 #include "devices/virtio_mmio.h"
 #include "common/log.h"
 #include "vmm/vm.h"
 
-#define VIRTIO_NET_F_MTU 3
 #define VIRTIO_NET_F_MAC 5
 #define NET_RX 0
 #define NET_TX 1
 #define NET_QUEUE_SIZE 256
 #define NET_HDR_LEN 12		/* struct virtio_net_hdr with num_buffers (VERSION_1) */
-#define TX_MAX (NET_HDR_LEN + NET_LINK_FRAME_MAX) /* the largest chain we take from the guest */
-#define RX_QUEUE_BYTES (1 << 20) /* frames waiting for guest RX buffers: 16 of the largest */
-/* struct virtio_net_config up to mtu: mac[6], status, max_virtqueue_pairs
- * (neither offered: read as 0), mtu; little-endian. */
-#define CFG_MTU_OFF 10
-#define CFG_SIZE 12
+#define TX_MAX 65550		/* header + the largest frame we accept from the guest */
+#define RX_SLOTS 256		/* frames waiting for guest RX buffers */
+#define RX_SLOT_LEN 1536	/* slirp's MTU 1500 + Ethernet header */
 #define DNS_PENDING 64		/* resolutions in flight */
 #define DNS_TIMEOUT_MS 3000
 #define TICK_MS 250
@@ -71,7 +63,7 @@ struct dns_slot {
 
 struct vnet {
 	struct virtio_dev *d;
-	uint8_t config[CFG_SIZE];	/* what the guest driver reads at probe */
+	uint8_t mac[6];		/* config space: what the guest driver reads at probe */
 	struct vm *vm;
 	struct net_policy pol;
 	bool pol_ok;
@@ -80,7 +72,10 @@ struct vnet {
 	struct net_filter_result res;
 	struct vq_chain chain;
 	uint8_t tx[TX_MAX];
-	struct net_rxq rxq;	/* frames waiting for guest RX buffers */
+	/* RX ring */
+	uint8_t (*rx)[RX_SLOT_LEN];
+	uint16_t rx_len[RX_SLOTS];
+	unsigned rx_head, rx_count;
 	uint64_t rx_dropped, tx_dropped;
 	bool rx_irq;		/* used RX buffers not yet signalled (one interrupt per round) */
 	/* events */
@@ -123,11 +118,10 @@ static bool rx_put(struct vnet *n, const uint8_t *frame, size_t len)
 
 static void rx_flush(struct vnet *n)
 {
-	const uint8_t *f;
-	size_t len;
-
-	while (net_rxq_peek(&n->rxq, &f, &len) && rx_put(n, f, len))
-		net_rxq_pop(&n->rxq);
+	while (n->rx_count && rx_put(n, n->rx[n->rx_head], n->rx_len[n->rx_head])) {
+		n->rx_head = (n->rx_head + 1) % RX_SLOTS;
+		n->rx_count--;
+	}
 }
 
 /* End of a round (a kick, a slirp poll, a DNS reply): one interrupt. */
@@ -139,21 +133,27 @@ static void rx_signal(struct vnet *n)
 	}
 }
 
-/* A frame longer than the link's (only a compromised helper sends one) or
- * one that does not fit what waits is dropped. */
 static void rx_deliver(struct vnet *n, const uint8_t *frame, size_t len)
 {
-	if (len > NET_LINK_FRAME_MAX || !n->d->vq[NET_RX].ready) {
+	unsigned slot;
+
+	if (len > RX_SLOT_LEN || !n->d->vq[NET_RX].ready) {
 		n->rx_dropped++;
 		return;
 	}
-	if (n->rxq.count)
+	if (n->rx_count)
 		rx_flush(n);
 	/* Straight into a guest buffer when nothing waits: one copy, not two. */
-	if (!n->rxq.count && rx_put(n, frame, len))
+	if (!n->rx_count && rx_put(n, frame, len))
 		return;
-	if (net_rxq_push(&n->rxq, frame, len))
+	if (n->rx_count == RX_SLOTS) {
 		n->rx_dropped++;
+		return;
+	}
+	slot = (n->rx_head + n->rx_count) % RX_SLOTS;
+	memcpy(n->rx[slot], frame, len);
+	n->rx_len[slot] = (uint16_t)len;
+	n->rx_count++;
 }
 
 static void from_helper(void *opaque, const uint8_t *frame, size_t len)
@@ -373,14 +373,14 @@ static void net_read_config(struct virtio_dev *d, uint32_t off, uint8_t *data, u
 {
 	struct vnet *n = d->priv;
 
-	memcpy(data, n->config + off, len);
+	memcpy(data, n->mac + off, len);
 }
 
 static void net_reset(struct virtio_dev *d)
 {
 	struct vnet *n = d->priv;
 
-	net_rxq_clear(&n->rxq);
+	n->rx_head = n->rx_count = 0;
 }
 
 /* ---- events ---- */
@@ -419,18 +419,17 @@ static void net_destroy(struct virtio_dev *d)
 		fprintf(stderr, "mvm: network: %llu connection attempt(s) denied; first: %s\n",
 			(unsigned long long)n->denied, n->first_denied);
 	free(n->events);
-	net_rxq_free(&n->rxq);
+	free(n->rx);
 	free(n);
 }
 
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
-	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_NET_F_MTU |
-		    1ULL << VIRTIO_F_EVENT_IDX,
+	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_F_EVENT_IDX,
 	.num_queues = 2,
 	.queue_max = NET_QUEUE_SIZE,
-	.config_size = CFG_SIZE,
+	.config_size = 6,
 	.read_config = net_read_config,
 	.notify = net_notify,
 	.reset = net_reset,
@@ -593,7 +592,6 @@ static int start_helper(struct vnet *n, const struct vm_net *c, char *err, size_
 		.host_loopback = n->loopback_on,
 		.publish = c->publish,
 		.nr_publish = c->nr_publish,
-		.mtu = NET_LINK_MTU,
 	};
 	int ret = 0;
 
@@ -627,19 +625,16 @@ int virtio_net_create(struct vm *vm, const struct vm_net *c, char *err, size_t e
 	if (!n)
 		return -ENOMEM;
 	n->vm = vm;
-	memcpy(n->config, mac_given(c->mac) ? c->mac : default_mac, sizeof(default_mac));
-	n->config[CFG_MTU_OFF] = NET_LINK_MTU & 0xff;
-	n->config[CFG_MTU_OFF + 1] = NET_LINK_MTU >> 8;
+	memcpy(n->mac, mac_given(c->mac) ? c->mac : default_mac, sizeof(n->mac));
 	n->tick_fd = -1;
-	ret = net_rxq_init(&n->rxq, RX_QUEUE_BYTES);
-	if (!ret)
-		ret = setup_policy(n, c, err, errlen);
+	n->rx = calloc(RX_SLOTS, RX_SLOT_LEN);
+	ret = n->rx ? setup_policy(n, c, err, errlen) : -ENOMEM;
 	if (ret) {
 		n->d = NULL;
 		if (n->pol_ok)
 			net_policy_free(&n->pol);
 		free(n->events);
-		net_rxq_free(&n->rxq);
+		free(n->rx);
 		free(n);
 		return ret;
 	}

@@ -17,16 +17,12 @@
 
 #include "common/file_io.h"
 #include "common/mono_time.h"
-#include "devices/net_chan.h"
 #include "devices/net_helper.h"
 #include "tests/unit/net_testutil.h"
 #include "vmm/event_loop.h"
 
 static struct {
 	int frames, arp_replies, dead, writable;
-	int ipv4;		/* IPv4 frames (an echo reply or its fragments) */
-	size_t ipv4_bytes, max_len;
-	bool last_fragment;	/* an IPv4 frame without "more fragments" came */
 } got;
 
 static void on_frame(void *opaque, const uint8_t *f, size_t len)
@@ -34,13 +30,6 @@ static void on_frame(void *opaque, const uint8_t *f, size_t len)
 	got.frames++;
 	if (len >= 42 && f[12] == 0x08 && f[13] == 0x06 && f[21] == 2)
 		got.arp_replies++;
-	if (len >= 34 && f[12] == 0x08 && f[13] == 0x00) {
-		got.ipv4++;
-		got.ipv4_bytes += len - 34;
-		got.last_fragment = !(f[14 + 6] & 0x20);
-	}
-	if (len > got.max_len)
-		got.max_len = len;
 }
 
 static void on_dns(void *opaque, uint32_t seq, int err, const uint8_t *m, size_t len)
@@ -206,60 +195,4 @@ Test(net_helper, a_publish_port_in_use_is_the_helpers_error)
 	cr_expect(strstr(err, "cannot listen there"), "%s", err);
 	ev_fini(&loop);
 	close(lfd);
-}
-
-/* A ping of @payload bytes to the gateway (slirp answers it itself) goes to
- * a helper with link MTU @mtu; the reply is gathered in got. */
-static void ping_gateway(unsigned mtu, size_t payload)
-{
-	struct net_helper_cb cb = { on_frame, on_dns, on_writable, on_dead, nop, nop, NULL };
-	struct net_helper_cfg cfg = { .mtu = mtu };
-	uint8_t *f = calloc(1, NC_FRAME_MAX + 1), *icmp = calloc(1, NC_FRAME_MAX);
-	struct net_helper *h = NULL;
-	struct ev_loop loop;
-	char err[512] = "";
-
-	cr_assert(f && icmp);
-	memset(&got, 0, sizeof(got));
-	cr_assert_eq(ev_init(&loop), 0);
-	cr_assert_eq(net_helper_start(&loop, &cfg, &cb, &h, err, sizeof(err)), 0, "%s", err);
-	cr_assert_eq(net_helper_frame(h, f, arp_request(f)), 0);
-	net_helper_flush(h);
-	pump(&loop, &got.arp_replies, 5000);
-	cr_assert_eq(got.arp_replies, 1);
-	icmp[0] = 8; /* echo request */
-	icmp[5] = 1;
-	memset(icmp + 8, 'p', payload);
-	cr_assert_eq(net_helper_frame(h, f, mk(f, "10.0.2.15", "10.0.2.2", IPPROTO_ICMP, icmp,
-					       8 + payload)),
-		     0);
-	net_helper_flush(h);
-	got.ipv4 = 0;
-	for (int i = 0; i < 100 && !(got.ipv4 && got.last_fragment); i++)
-		pump(&loop, &got.dead, 50);
-	cr_expect_eq(net_helper_frame(h, f, NC_FRAME_MAX + 1), -EMSGSIZE, "no record is larger");
-	net_helper_destroy(h);
-	ev_fini(&loop);
-	free(f);
-	free(icmp);
-}
-
-/* The link MTU reaches slirp (--mtu), and frames of that size cross the
- * socketpair both ways whole. */
-Test(net_helper, frames_of_the_link_mtu_cross_whole)
-{
-	size_t payload = NET_LINK_MTU - 28;
-
-	if (!helper_built())
-		cr_skip_test("no " NET_HELPER_EXE " beside the test binary");
-	ping_gateway(NET_LINK_MTU, payload);
-	cr_expect_eq(got.ipv4, 1, "one reply, not fragments");
-	cr_expect_eq(got.max_len, NET_LINK_FRAME_MAX);
-	cr_expect_eq(got.ipv4_bytes, 8 + payload);
-
-	/* slirp's default of 1500 (what the helper had before): fragments */
-	ping_gateway(0, payload);
-	cr_expect_gt(got.ipv4, 40);
-	cr_expect_leq(got.max_len, 1514);
-	cr_expect(got.last_fragment);
 }

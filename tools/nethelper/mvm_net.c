@@ -12,7 +12,7 @@
  * (vmm/confine/seccomp_nethelper.c). It dies with the VMM: parent-death
  * signal, and end-of-file on its socket.
  *
- *   mvm-net VMM_PID [--loopback] [--publish SPEC]... [--dns-server ADDR] [--mtu N]
+ *   mvm-net VMM_PID [--loopback] [--publish SPEC]... [--dns-server ADDR]
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,7 +26,6 @@
 
 #include "common/fatal_signal.h"
 #include "common/log.h"
-#include "devices/net_chan.h"
 #include "devices/net_relay.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/landlock.h"
@@ -57,18 +56,10 @@ static int parse_args(int argc, char **argv, pid_t *vmm, struct net_relay_cfg *c
 			publish[cfg->nr_publish++] = argv[++i];
 		else if (!strcmp(argv[i], "--dns-server") && i + 1 < argc)
 			cfg->dns_server = argv[++i];
-		else if (!strcmp(argv[i], "--mtu") && i + 1 < argc) {
-			cfg->mtu = (unsigned)strtoul(argv[++i], &end, 10);
-			if (*end)
-				return -EINVAL;
-		} else {
+		else
 			return -EINVAL;
-		}
 	}
 	cfg->publish = publish;
-	/* slirp refuses what it cannot carry; the VMM's frames are at most this */
-	if (cfg->mtu && (cfg->mtu < 576 || cfg->mtu > NET_LINK_MTU))
-		return -EINVAL;
 	return 0;
 }
 
@@ -124,7 +115,7 @@ int main(int argc, char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (parse_args(argc, argv, &vmm, &cfg, publish)) {
 		fprintf(stderr, "usage: mvm-net VMM_PID [--loopback] [--publish SPEC]... "
-				"[--dns-server ADDR] [--mtu N] (started by the VMM, socket on fd 3)\n");
+				"[--dns-server ADDR] (started by the VMM, socket on fd 3)\n");
 		return 2;
 	}
 	if (getppid() != vmm)
