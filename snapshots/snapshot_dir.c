@@ -219,7 +219,14 @@ static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_f
 		return -ENOTSUP;
 	}
 	ret = disk_layers_freeze(vm, dl, &frozen, &depth, err, errlen);
-	if (!ret && (ret = chain_of(&frozen, f + 1, n)))
+	if (ret)
+		return ret;
+	ret = chain_of(&frozen, f + 1, n);
+	if (ret == -EACCES)	/* a layer outside the state directory: an image's base */
+		snprintf(err, errlen, "the disk's base lies outside the sandbox (a sandbox made "
+			 "with --image): snapshots, forks and templates of such sandboxes are "
+			 "not supported yet; checkpoint and rollback are");
+	else if (ret)
 		snprintf(err, errlen, "disk chain of %s: %s", frozen.file, strerror(-ret));
 	return ret;
 }

@@ -38,6 +38,16 @@ expect_eq "second sandbox: own overlay" "image-root
 no-note" "$(cat "$T/out")"
 run_mvm rm -f img2
 expect_eq "rm the second" 0 "$rc"
+# A template of an image sandbox is not supported yet (its base lies in the
+# image store, outside the sandbox): refused, saying so; nothing is left in
+# the template store and the sandbox runs on.
+export MVM_TEMPLATE_DIR="$T/templates"
+run_mvm template create timg --from img
+[ "$rc" != 0 ] || fail "template create of an image sandbox succeeded"
+expect_match "why a template of an image sandbox is refused" "base lies outside the sandbox" "$(cat "$T/err")"
+[ ! -e "$T/templates/timg" ] || fail "a refused template left $(ls "$T/templates")"
+run_mvm exec img -- cat /root/note
+expect_eq "the source runs on after a refused template" "kept" "$(cat "$T/out")"
 run_mvm stop img
 run_mvm start img
 expect_eq "start" 0 "$rc"
