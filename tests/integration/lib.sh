@@ -18,7 +18,24 @@ fail() {
 	if grep -rqs --include='*.log' --include='*.jsonl' --include=err --include='*.err' 'triple-faulted (KVM_EXIT_SHUTDOWN)' "$T"; then
 		echo "  GUEST-TRIPLE-FAULT: a guest vCPU triple-faulted during this test" >&2
 	fi
+	guest_news
 	exit 1
+}
+
+# A guest whose agent went silent: what its kernel said (a lockup, a stall,
+# an oops) and how its console ended. A guest kernel that reported a
+# soft lockup or an RCU stall is named GUEST-STALL: inside the emulated box
+# run-all.sh retries such a test once, as it does for a box stall.
+guest_news() {
+	for c in $(find "$T" -name console.log 2>/dev/null); do
+		k=$(grep -E -a 'soft lockup|rcu: INFO|rcu_sched|self-detected stall|hung_task|BUG:|Oops|Kernel panic|general protection|watchdog' "$c" | head -n 6)
+		[ -n "$k" ] || grep -qs 'cannot reach the agent\|lost the connection' "$T/err" || continue
+		echo "  guest console $(basename "$(dirname "$c")"): kernel lines, then its tail" >&2
+		[ -z "$k" ] || printf '%s\n' "$k" | sed 's/^/  | /' >&2
+		tail -n 6 "$c" | sed 's/^/  | /' >&2
+		printf '%s' "$k" | grep -Eq 'soft lockup|rcu: INFO|self-detected stall' &&
+			echo "  GUEST-STALL: a guest kernel reported a stall during this test" >&2
+	done
 }
 
 skip() {

@@ -181,3 +181,20 @@ Test(exec_client, request_to_a_silent_agent_returns_by_its_deadline)
 	cr_assert_eq(agent_request(sv[0], AP_PING, NULL, 0, 200), -ETIMEDOUT);
 	close(sv[1]);
 }
+
+/* A slow host (an emulated CPU) lengthens the wait for the agent's stream;
+ * a value that is not a whole number of seconds in range changes nothing. */
+Test(exec_client, agent_wait_follows_MVM_AGENT_TIMEOUT)
+{
+	unsetenv("MVM_AGENT_TIMEOUT");
+	cr_expect_eq(agent_wait_ms(), 10000);
+	setenv("MVM_AGENT_TIMEOUT", "60", 1);
+	cr_expect_eq(agent_wait_ms(), 60000);
+	setenv("MVM_AGENT_TIMEOUT", "0", 1);
+	cr_expect_eq(agent_wait_ms(), 10000);
+	setenv("MVM_AGENT_TIMEOUT", "5s", 1);
+	cr_expect_eq(agent_wait_ms(), 10000);
+	setenv("MVM_AGENT_TIMEOUT", "99999", 1);
+	cr_expect_eq(agent_wait_ms(), 10000);
+	unsetenv("MVM_AGENT_TIMEOUT");
+}

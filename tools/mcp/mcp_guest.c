@@ -14,7 +14,6 @@
 #include "tools/mcp/mcp_guest.h"
 #include "tools/sandbox/agent_client.h"
 
-#define CONNECT_MS  10000
 #define FILE_OP_MS  120000	/* a whole file operation; a guest cannot stretch it with WARN or empty DATA frames */
 #define EXEC_GRACE_MS 30000	/* past the command's own timeout */
 #define TICK_MS     2000
@@ -29,7 +28,7 @@ static long now_ms(void)
 
 static int connect_agent(struct mcp_call *c, const char *name)
 {
-	int fd = agent_connect(name, CONNECT_MS);
+	int fd = agent_connect(name, agent_wait_ms());
 
 	if (fd < 0)
 		snprintf(c->err, sizeof(c->err), "cannot reach the agent of sandbox %s: %s (is it running?)",

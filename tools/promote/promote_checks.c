@@ -31,7 +31,7 @@ int promote_run_check(const char *name, const char *cmd, const char *cwd, char *
 	int fd, ret;
 
 	r->cmd = cmd;
-	fd = agent_connect(name, 10000);
+	fd = agent_connect(name, agent_wait_ms());
 	if (fd < 0) {
 		snprintf(r->err, sizeof(r->err), "cannot reach the agent: %s", strerror(-fd));
 		return fd;

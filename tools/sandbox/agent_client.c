@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cli_util.h"
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
@@ -95,6 +96,14 @@ static int connect_once(const char *name, int timeout_ms)
 		return ret;
 	}
 	return fd;
+}
+
+int agent_wait_ms(void)
+{
+	const char *s = getenv("MVM_AGENT_TIMEOUT");
+	long v;
+
+	return s && !cli_parse_int(s, 1, 3600, &v) ? (int)v * 1000 : 10000;
 }
 
 int agent_connect(const char *name, int timeout_ms)

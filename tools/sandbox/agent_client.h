@@ -7,6 +7,10 @@
 
 #include "guest/agent/proto.h"
 
+/* How long a verb waits for the agent's stream to open: 10 s, or
+ * MVM_AGENT_TIMEOUT seconds (a host far slower than hardware KVM, such as
+ * an emulated CPU, needs longer). */
+int agent_wait_ms(void);
 /* A stream to the agent of sandbox NAME ("CONNECT 1024" on vsock.sock). fd or -errno. */
 int agent_connect(const char *name, int timeout_ms);
 /* Send one frame on @fd (from agent_connect), wait up to @timeout_ms for

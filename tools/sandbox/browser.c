@@ -47,7 +47,7 @@ static int run_guest(const char *name, char **argv, int out_fd, int err_fd, uint
 			     .timeout_ms = timeout_s * 1000u };
 	struct exec_io io = { .in_fd = -1, .out_fd = out_fd, .err_fd = err_fd, .out_max = max };
 	struct ap_exit x = { 0 };
-	int fd = agent_connect(name, 10000), ret;
+	int fd = agent_connect(name, agent_wait_ms()), ret;
 
 	while (argv[e.argc])
 		e.argc++;

@@ -85,7 +85,7 @@ int cp_put_at(const char *name, const char *src, const char *dst, char *where, s
 	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
 	const struct timeval idle = { .tv_sec = FETCH_IDLE_S };
 	char bn[PATH_MAX], msg[1024] = "";
-	int fd = agent_connect(name, 10000), ret;
+	int fd = agent_connect(name, agent_wait_ms()), ret;
 
 	if (where && cap)
 		where[0] = 0;

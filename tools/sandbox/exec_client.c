@@ -348,7 +348,7 @@ out:
 int agent_exec_named(const char *name, struct ap_exec *e, const struct exec_io *io,
 		     struct ap_exit *x, char *err, size_t errlen)
 {
-	int fd = agent_connect(name, 10000), ret;
+	int fd = agent_connect(name, agent_wait_ms()), ret;
 	struct winsize ws;
 
 	start_trace("exec: connected");

@@ -138,7 +138,7 @@ int fetch_tree(const char *name, const char *gpath, int parent_fd, const char *l
 	int fd, ret;
 
 	o->err[0] = 0;
-	fd = agent_connect(name, 10000);
+	fd = agent_connect(name, agent_wait_ms());
 	if (fd < 0) {
 		snprintf(o->err, sizeof(o->err), "cannot reach the agent of %s: %s (is it running?)",
 			 name, strerror(-fd));

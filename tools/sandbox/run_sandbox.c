@@ -313,7 +313,7 @@ static int exec_command(struct run_opts *o, struct run_sb *s, char *err, size_t 
 
 	while (e.argv[e.argc])
 		e.argc++;
-	fd = agent_connect(s->name, 10000);
+	fd = agent_connect(s->name, agent_wait_ms());
 	if (fd < 0) {
 		snprintf(err, errlen, "cannot reach the agent: %s", strerror(-fd));
 		return -1;
