@@ -102,7 +102,9 @@ static int read_transport(struct virtio_dev *d, struct snap_r *r, struct transpo
 	t->isr = snap_r_u32(r);
 	t->gen = snap_r_u32(r);
 	nq = snap_r_u16(r);
-	if (r->err || id != d->ops->device_id || features != d->ops->features ||
+	/* A device may offer more than when the snapshot was taken (a new
+	 * offload): the driver negotiated from the old set and keeps it. */
+	if (r->err || id != d->ops->device_id || (features & ~d->ops->features) ||
 	    nq != d->ops->num_queues)
 		return -EBADMSG;	/* another device (or device model) in this slot */
 	if (t->status > 0xff || t->isr > 3 || (t->driver_features & ~offered))

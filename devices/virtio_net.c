@@ -3,7 +3,12 @@
  * the guest sends goes through the policy engine (devices/netpolicy/net_filter.h)
  * before slirp sees it; every frame slirp sends goes through
  * net_filter_inbound() on its way to the guest. One RX and one TX queue,
- * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1, no offloads.
+ * VIRTIO_NET_F_MAC, the 12-byte header of VERSION_1. The one offload is
+ * VIRTIO_NET_F_GUEST_CSUM: every frame for the guest was built on this host
+ * by slirp (or by the filter's DNS answers) and never crossed a wire, so it
+ * is marked DATA_VALID and the guest does not verify its checksums again
+ * (QEMU cannot do this with user networking: its slirp peer has no virtio
+ * header). The guest's own frames still carry full checksums.
  *
  * libslirp runs in the network helper process (devices/net_helper.h,
  * mvm-net), never in the VMM: the frames the filter passed go there in
@@ -39,7 +44,9 @@
 #include "common/log.h"
 #include "vmm/vm.h"
 
+#define VIRTIO_NET_F_GUEST_CSUM 1
 #define VIRTIO_NET_F_MAC 5
+#define VIRTIO_NET_HDR_F_DATA_VALID 2
 #define NET_RX 0
 #define NET_TX 1
 #define NET_QUEUE_SIZE 256
@@ -104,6 +111,8 @@ static bool rx_put(struct vnet *n, const uint8_t *frame, size_t len)
 	if (!vq->ready || vq->broken || vq_pop(vq, &n->chain) != 1)
 		return false;
 	if (n->chain.writable >= NET_HDR_LEN + len) {
+		if (n->d->driver_features & 1ULL << VIRTIO_NET_F_GUEST_CSUM)
+			hdr[0] = VIRTIO_NET_HDR_F_DATA_VALID;
 		hdr[10] = 1; /* num_buffers, little-endian */
 		vq_chain_write(&n->chain, 0, hdr, NET_HDR_LEN);
 		vq_chain_write(&n->chain, NET_HDR_LEN, frame, len);
@@ -429,7 +438,8 @@ static int net_start(struct virtio_dev *d);
 static const struct virtio_dev_ops net_ops = {
 	.name = "virtio-net",
 	.device_id = VIRTIO_ID_NET,
-	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_F_EVENT_IDX,
+	.features = 1ULL << VIRTIO_NET_F_MAC | 1ULL << VIRTIO_NET_F_GUEST_CSUM |
+		    1ULL << VIRTIO_F_EVENT_IDX,
 	.num_queues = 2,
 	.queue_max = NET_QUEUE_SIZE,
 	.config_size = 6,

@@ -308,7 +308,7 @@ run_once() {
 	now_ms; start=$NOW
 	# stdin from /dev/null: QEMU must not put the user's terminal in raw mode,
 	# so Ctrl-C still reaches this script.
-	qemu-system-x86_64 -M q35 -accel tcg,thread=multi -cpu max -m 4096 -smp 2 \
+	qemu-system-x86_64 -M q35 -accel tcg,thread=${MVM_NESTED_TCG_THREAD:-multi} -cpu max -m 4096 -smp 2 \
 		-nographic -no-reboot -nic none -vga none -monitor none \
 		-serial "file:$ctl/console.log" -device virtio-serial-pci \
 		-chardev stdio,id=out,signal=off -device virtconsole,chardev=out \

@@ -231,6 +231,8 @@ Test(snap_devices, virtio_hostile_sections)
 	drive(a);
 	refused(a, 0, VIRTIO_ID_BLOCK, 4, "another device type");
 	refused(a, 28, 1ULL << 20, 8, "a feature never offered");
+	refused(a, 4, 1ULL << 3 | 1ULL << 20 | 1ULL << VIRTIO_F_EVENT_IDX, 8,
+		"an offered feature this device lacks");
 	refused(a, 44, 3, 2, "a queue count that does not match");
 	refused(a, q1, 512, 2, "a queue larger than the device allows");
 	refused(a, q1, 12, 2, "a queue size that is not a power of two");
@@ -239,6 +241,26 @@ Test(snap_devices, virtio_hostile_sections)
 	refused(a, q1 + 20, G + 0x3001, 8, "a misaligned used ring");
 	refused(a, q1 + 2, 7, 1, "a ready flag that is not 0/1");
 	vdev_free(a);
+}
+
+/* A snapshot from before the device offered a feature (a new offload)
+ * restores: the driver keeps what it negotiated then. */
+Test(snap_devices, virtio_snapshot_offering_less_restores)
+{
+	struct vdev *a = vdev_new(), *b = vdev_new();
+	struct snap_w w = { 0 };
+	uint64_t older = 1ULL << VIRTIO_F_EVENT_IDX;
+
+	drive(a);
+	cr_assert_eq(virtio_mmio_save(&a->dev, &w), 0);
+	memcpy(w.p + 4, &older, 8);
+	memcpy(w.p + 28, &older, 8);	/* what a driver could have acked of it */
+	cr_assert_eq(vload(b, &w, true), 0);
+	cr_assert_eq(b->dev.driver_features, older);
+	cr_assert(b->dev.vq[1].event_idx);
+	snap_w_free(&w);
+	vdev_free(a);
+	vdev_free(b);
 }
 
 /* ---- memory deltas ---- */
