@@ -26,6 +26,7 @@
 #include "tools/sandbox/run_sandbox.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 #include "tools/sandbox/sandbox_disk.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vm_config.h"
@@ -430,6 +431,10 @@ int run_in_sandbox(struct run_opts *o)
 	 * why the command could not run or finish; a VMM that is going down
 	 * gets a moment to finish. */
 	died = s->vmm > 0 && status < 0 && (s->reaped || reaped_within(s, 1));
+	/* Killed from outside leaves no report: the cgroup says if it was OOM. */
+	if (died)
+		sb_cgroup_oom_message(s->name, t_cmd ? "while the command ran" : "during boot",
+				      err, sizeof(err));
 	stop_vmm(s);
 	have_report = s->vmm > 0 && read(pfd[0], &rep, sizeof(rep)) == sizeof(rep);
 	if (o->timing && have_report)

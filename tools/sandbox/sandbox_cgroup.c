@@ -191,6 +191,15 @@ bool sb_cgroup_oom_killed(const char *name)
 	return killed;
 }
 
+bool sb_cgroup_oom_message(const char *name, const char *when, char *buf, size_t len)
+{
+	if (!sb_cgroup_oom_killed(name))
+		return false;
+	snprintf(buf, len, "the kernel's OOM killer ended the VMM %s: its cgroup's memory.max "
+		 "(guest RAM + %llu MiB) was reached", when, SB_CGROUP_OVERHEAD >> 20);
+	return true;
+}
+
 void sb_cgroup_remove(const char *name)
 {
 	char dir[PATH_MAX], own[PATH_MAX];

@@ -45,6 +45,10 @@ long sb_cgroup_oom_kills(const char *memory_events);
 /* Whether the kernel's OOM killer killed a process of NAME's cgroup (its
  * memory.max was reached): a VMM that died without a word may have. */
 bool sb_cgroup_oom_killed(const char *name);
+/* If it did: the sentence that says so ("the kernel's OOM killer ended the
+ * VMM ...: its cgroup's memory.max (guest RAM + N MiB) was reached") into
+ * @buf, with @when ("during boot", "while the command ran") after "VMM". */
+bool sb_cgroup_oom_message(const char *name, const char *when, char *buf, size_t len);
 
 /* Remove NAME's cgroup once its VMM has ended (an empty cgroup goes). */
 void sb_cgroup_remove(const char *name);

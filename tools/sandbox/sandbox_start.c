@@ -102,11 +102,7 @@ static void log_reason(const char *name, char *err, size_t errlen)
 /* Why the VMM @vmm ended during its start, into @err. */
 static void ended_reason(const char *name, char *err, size_t errlen)
 {
-	if (sb_cgroup_oom_killed(name))
-		snprintf(err, errlen, "the kernel's OOM killer ended the VMM during boot: "
-			 "its cgroup's memory.max (guest RAM + %llu MiB) was reached",
-			 SB_CGROUP_OVERHEAD >> 20);
-	else
+	if (!sb_cgroup_oom_message(name, "during boot", err, errlen))
 		snprintf(err, errlen, "the VMM exited during boot and left no reason in "
 			 "its log: killed from outside? (see mvm logs %s)", name);
 	log_reason(name, err, errlen);
