@@ -116,6 +116,9 @@ static cJSON *describe(const char *tpl)
 			bytes += m->f[i].size;
 		cJSON_AddNumberToObject(o, "bytes", (double)bytes);
 		cJSON_AddStringToObject(o, "path", dir);
+		/* Not in "bytes": the image's base is referenced, not held. */
+		if (m->has_base)
+			cJSON_AddStringToObject(o, "image", m->base.path);
 	}
 	n = sb_template_users(tpl, &names);
 	for (int i = 0; i < n; i++) {
@@ -201,8 +204,11 @@ static int do_inspect(const struct tpl_args *a)
 	if (str(o, "error")[0])
 		printf("error:     %s\n", str(o, "error"));
 	printf("source:    %s\nmemory:    %.0f MiB\ncpus:      %.0f\nsize:      %.1f MiB\n"
-	       "path:      %s\nsandboxes:", str(o, "source"), num(o, "memory") / (1 << 20),
+	       "path:      %s\n", str(o, "source"), num(o, "memory") / (1 << 20),
 	       num(o, "cpus"), num(o, "bytes") / (1 << 20), str(o, "path"));
+	if (str(o, "image")[0])
+		printf("image:     %s (referenced, not copied)\n", str(o, "image"));
+	printf("sandboxes:");
 	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "sandboxes"))
 		printf(" %s", u->valuestring);
 	printf("\n");
