@@ -12,6 +12,12 @@
 . tests/integration/sandbox.lib
 
 command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 missing"
+# refused WHAT PATTERN PATH: the last run_mvm failed saying PATTERN and left no PATH.
+refused() {
+	[ "$rc" != 0 ] || fail "$1 succeeded"
+	expect_match "why $1 is refused" "$2" "$(cat "$T/err")"
+	[ ! -e "$3" ] || fail "$1, refused, left $3"
+}
 cpio=$(cd "$(dirname "$MVM")" && pwd)/guest/initramfs.cpio
 [ -f "$cpio" ] || skip "no $cpio (make guest)"
 mkdir "$T/rootdir"
@@ -48,9 +54,7 @@ no-note" "$(cat "$T/out")"
 # Its image is no image of the store: no template of it (nothing to
 # reference), refused before anything happens; the sandbox runs on.
 run_mvm template create tpath --from img2
-[ "$rc" != 0 ] || fail "template create of a sandbox on an image given by path succeeded"
-expect_match "why a template of a path image is refused" "root.img is not an image of the image store" "$(cat "$T/err")"
-[ ! -e "$T/templates/tpath" ] || fail "a refused template left $(ls "$T/templates")"
+refused "a template of an image given by path" "root.img is not an image of the image store" "$T/templates/tpath"
 run_mvm exec img2 -- cat /etc/marker
 expect_eq "the source runs on after a refused template" "image-root" "$(cat "$T/out")"
 run_mvm rm -f img2
@@ -86,9 +90,8 @@ run_mvm rm -f f1
 # template is refused, naming the image and what to do; nothing is left.
 touch "$T/images/root.ext4"
 run_mvm create c2 --template timg
-[ "$rc" != 0 ] || fail "create from a template whose image changed succeeded"
-expect_match "a changed image refuses the start" "root.ext4 changed since it was recorded.*rebuild the template" "$(cat "$T/err")"
-[ ! -e "$MVM_STATE_DIR/c2" ] || fail "a refused start left $(ls "$MVM_STATE_DIR/c2")"
+refused "a start from a template whose image changed" \
+	"root.ext4 changed since it was recorded.*rebuild the template" "$MVM_STATE_DIR/c2"
 run_mvm exec c1 -- cat /root/c1
 expect_eq "a sandbox from it runs on" "c1-only" "$(cat "$T/out")"
 run_mvm rm -f c1
