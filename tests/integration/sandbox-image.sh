@@ -53,6 +53,7 @@ expect_eq "second sandbox: own overlay" "image-root
 no-note" "$(cat "$T/out")"
 # Its image is no image of the store: no template of it (nothing to
 # reference), refused before anything happens; the sandbox runs on.
+t_tpl=$(date +%s%N)
 run_mvm template create tpath --from img2
 refused "a template of an image given by path" "root.img is not an image of the image store" "$T/templates/tpath"
 run_mvm exec img2 -- cat /etc/marker
@@ -96,6 +97,7 @@ expect_eq "a sandbox from it runs on" "c1-only" "$(cat "$T/out")"
 run_mvm rm -f c1
 run_mvm template rm timg
 expect_eq "template rm" 0 "$rc"
+echo "sandbox-image: the template checks took $(( ($(date +%s%N) - t_tpl) / 1000000 )) ms" >&2
 run_mvm exec img -- cat /root/note
 expect_eq "the source runs on after the template" "kept" "$(cat "$T/out")"
 run_mvm stop img
