@@ -22,6 +22,8 @@ static const char template_usage[] =
 	"from it without booting: memory is shared copy-on-write, the disk is a new\n"
 	"overlay on the template's layers, and the sandbox gets its own clock,\n"
 	"entropy, hostname and network policy before any command runs.\n"
+	"A sandbox made with --image IMG: the template references IMG in the image\n"
+	"store (not copied); once IMG changes, starts from the template are refused.\n"
 	"Templates live in ${MVM_TEMPLATE_DIR:-${XDG_DATA_HOME:-~/.local/share}/mvm/templates}.\n"
 	"\n"
 	"  --from SANDBOX   the running sandbox to take it from (create)\n"
