@@ -37,7 +37,8 @@ while [ $# -gt 0 ]; do
 	*) tpl=$1; shift ;;
 	esac
 done
-say() { echo "template-browser: $*" >&2; }
+t0=$(date +%s)
+say() { echo "template-browser: $(( $(date +%s) - t0 ))s: $*" >&2; }
 
 if "$MVM" template inspect "$tpl" >/dev/null 2>&1; then
 	say "a template named $tpl exists (mvm template rm $tpl to make it again)"
@@ -71,5 +72,6 @@ if ! "$MVM" exec "$src" -- sh -c '
 	exit 1'; then
 	say "$src did not become idle within $idle_max s; taking it as it is"
 fi
+say "taking template $tpl (the image is referenced and its checksum taken once)"
 "$MVM" template create "$tpl" --from "$src"
 say "template $tpl ready: mvm create NAME --template $tpl, then mvm browser NAME"

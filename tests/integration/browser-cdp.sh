@@ -12,8 +12,7 @@
 # `browser` (it references the browser image, never copies it); a sandbox
 # from it answers `mvm browser` at once with the Chromium that was running
 # (no new start), through its own relay, with the page open at the template's
-# time, under its own hostname, and loads the allowlisted site through its own
-# network policy.
+# time, under its own hostname.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
@@ -201,7 +200,8 @@ step "template-browser.sh --from web"
 t0=$(date +%s)
 MVM="$MVM" MVM_TEMPLATE_IDLE=30 tools/template-browser.sh --from web browser > "$T/tpl.out" 2>&1 ||
 	cdp_fail "template-browser.sh: $(tail -5 "$T/tpl.out")"
-step "template made in $(( $(date +%s) - t0 )) s: $(grep -c 'did not become idle' "$T/tpl.out") idle timeouts"
+sed 's/^/  /' "$T/tpl.out" >&2
+step "template made in $(( $(date +%s) - t0 )) s"
 SANDBOXES="$SANDBOXES web2"
 step "create web2 --template browser"
 t0=$(date +%s%N)
@@ -219,9 +219,8 @@ expect_match "web2's own endpoint" '^http://127\.0\.0\.1:[0-9]+$' "$cdp2"
 expect_eq "web2 runs the template's Chromium (no new start)" "$n_web" "$(starts web2)"
 run_mvm exec web2 -- hostname
 expect_eq "web2's own hostname" "web2" "$(cat "$T/out")"
+step "puppeteer: pages of web2"
 cdp_check pages "$cdp2" > "$T/pages2.json" || fail "puppeteer: pages of web2"
 grep -q '"answer":"hello mvm-agent"' "$T/pages2.json" || fail "web2 lacks the template's page: $(cat "$T/pages2.json")"
-cdp_check form "$cdp2" "http://allowed.test:8080" > "$T/form2.json" || fail "puppeteer: form in web2"
-expect_eq "web2 loads the allowed site" "hello mvm-agent" "$(jget "$(cat "$T/form2.json")" answer)"
 step "done"
 echo "ok"
