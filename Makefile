@@ -122,6 +122,15 @@ image-browser: $(BUILD)/mvm | $(DEPS_OK)
 	if grep -q "\"inputs\": \"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
 		echo "image: browser is built from these inputs ($$h)"; \
 	else MVM_IMAGE_INPUTS=$$h MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build --force browser; fi
+# The browser image's standard template (tools/template-browser.sh): Chromium
+# started and idle, so `mvm create web --template browser` + `mvm browser web`
+# answers CDP at once. It references the store's browser image: after a
+# rebuild of the image, remove it and make it again. Made where KVM runs
+# (the test box's template store is gone after it).
+.PHONY: template-browser
+template-browser: $(BUILD)/mvm image-browser
+	MVM=$(BUILD)/mvm MVM_IMAGE_DIR="$(IMAGE_DIR)" tools/template-browser.sh browser
+
 # `make test` builds them (well inside CI's budget); without root the
 # Debian-based images are left out and their tests skip.
 test-images: image-minimal

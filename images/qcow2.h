@@ -31,10 +31,11 @@ struct qcow2_open_opts {
 	/* Backing files must resolve (after symlinks) inside this directory.
 	 * NULL: the directory holding the top image. */
 	const char *allowed_root;
-	/* A second directory backing files may lie in (NULL: none): a
-	 * sandbox's checkpoint layers sit in its state directory above a
-	 * base in the shared image store. */
-	const char *also_root;
+	/* One more file a backing name may resolve to, exactly (after
+	 * symlinks; NULL: none): a sandbox's layers sit in its state
+	 * directory above one base image, and no other file of that
+	 * image's directory may be named. */
+	const char *also_file;
 	/* The caller vouches for the whole chain: skip the root check. */
 	bool trust_backing;
 	/* Format of the top image's backing file ("raw"/"qcow2") when its

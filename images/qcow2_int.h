@@ -168,7 +168,7 @@ void qcow2_free(struct qcow2 *q);
 struct qcow2_chain_ctx {
 	const struct qcow2_open_opts *opts;
 	char *root;		/* realpath of allowed root or NULL if trusted */
-	char *root2;		/* realpath of opts->also_root, or NULL */
+	char *file2;		/* realpath of opts->also_file, or NULL */
 	dev_t dev[QCOW2_MAX_CHAIN];
 	ino_t ino[QCOW2_MAX_CHAIN];
 	unsigned depth;

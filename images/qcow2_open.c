@@ -174,7 +174,7 @@ static int resolve_backing(struct qcow2 *q, struct qcow2_chain_ctx *ctx, char **
 		log_error("qcow2 %s: backing file '%s': %s", q->path, q->h.backing,
 			  strerror(errno));
 	} else if (ctx->root && !under_root(ctx->root, *out) &&
-		   !(ctx->root2 && under_root(ctx->root2, *out))) {
+		   !(ctx->file2 && !strcmp(ctx->file2, *out))) {
 		log_error("qcow2 %s: backing file '%s' resolves outside the allowed "
 			  "directory %s", q->path, *out, ctx->root);
 		free(*out);
@@ -324,14 +324,14 @@ int blk_open_qcow2(const char *path, bool read_only,
 			  strerror(-err));
 		return err;
 	}
-	if (!err && ctx.root && opts && opts->also_root) {
-		ctx.root2 = realpath(opts->also_root, NULL);
-		err = ctx.root2 ? 0 : -errno;
+	if (!err && ctx.root && opts && opts->also_file) {
+		ctx.file2 = realpath(opts->also_file, NULL);
+		err = ctx.file2 ? 0 : -errno;
 	}
 	if (!err)
 		err = open_one(path, read_only, &ctx, &q);
 	free(ctx.root);
-	free(ctx.root2);
+	free(ctx.file2);
 	if (!err)
 		*out = &q->b;
 	return err;

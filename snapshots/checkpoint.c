@@ -54,7 +54,7 @@ static void clean_dir(void)
 	closedir(d);
 }
 
-int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const char *base_root)
+int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const char *base_file)
 {
 	struct snap_mgr *m = calloc(1, sizeof(*m));
 
@@ -67,7 +67,7 @@ int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const cha
 		free(m);
 		return -ENOMEM;
 	}
-	disk_layers_init(&m->disk, disk, format, base_root);
+	disk_layers_init(&m->disk, disk, format, base_file);
 	/* Read at each checkpoint, when the VMM may no longer open it. */
 	m->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	clean_dir();

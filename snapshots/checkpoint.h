@@ -30,9 +30,9 @@ struct snap_ckpt_info {
 };
 
 /* Once, after vm_create: @disk is the VM's one disk file (its base), in
- * @format, its own backing file (if any) under @base_root (NULL: none). Old
+ * @format, its own backing file (if any) exactly @base_file (NULL: none). Old
  * checkpoint files in SNAP_CKPT_DIR are from an earlier boot: removed. */
-int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const char *base_root);
+int snap_mgr_init(struct vm *vm, const char *disk, const char *format, const char *base_file);
 void snap_mgr_free(struct vm *vm);
 
 /* Tag: [A-Za-z0-9][A-Za-z0-9._-]*, shorter than SNAP_TAG_MAX. */

@@ -33,14 +33,14 @@ int disk_layers_boot_top(char *file, size_t fcap, char *format, size_t fmtcap)
 }
 
 void disk_layers_init(struct disk_layers *l, const char *base, const char *base_format,
-		      const char *base_root)
+		      const char *base_file)
 {
 	FILE *fp = fopen(DISK_TOP_FILE, "re");
 
 	memset(l, 0, sizeof(*l));
 	snprintf(l->top.file, sizeof(l->top.file), "%s", base);
 	snprintf(l->top.format, sizeof(l->top.format), "%s", base_format ? base_format : "raw");
-	snprintf(l->base_root, sizeof(l->base_root), "%s", base_root ? base_root : "");
+	snprintf(l->base_file, sizeof(l->base_file), "%s", base_file ? base_file : "");
 	l->next = 1;
 	if (!fp)
 		return;
@@ -75,11 +75,11 @@ static struct virtio_dev *blk_dev(struct vm *vm)
 	return vm->root_disk;
 }
 
-/* @base_root: where the chain's base lives when not here (the image store). */
-static int open_layer(const struct disk_layer *l, const char *base_root, struct blk_backend **b)
+/* @base_file: the chain's base when it is not here (in the image store). */
+static int open_layer(const struct disk_layer *l, const char *base_file, struct blk_backend **b)
 {
 	struct qcow2_open_opts o = { .allowed_root = ".",
-				     .also_root = base_root[0] ? base_root : NULL };
+				     .also_file = base_file[0] ? base_file : NULL };
 
 	return strcmp(l->format, "qcow2") ? blk_open_raw(l->file, false, b) :
 					    blk_open_qcow2(l->file, false, &o, b);
@@ -116,11 +116,11 @@ static int switch_to_overlay(struct vm *vm, struct disk_layers *l, const struct 
 		return ret;
 	}
 	blk_close(old);
-	ret = open_layer(newtop, l->base_root, &nb);
+	ret = open_layer(newtop, l->base_file, &nb);
 	if (ret) {
 		snprintf(err, errlen, "disk overlay %s: %s", newtop->file, strerror(-ret));
 		unlink(newtop->file);
-		if (open_layer(&l->top, l->base_root, &nb)) {
+		if (open_layer(&l->top, l->base_file, &nb)) {
 			vm_request_stop(vm, VM_ERROR, 0, "the disk could not be opened again");
 			return ret;
 		}

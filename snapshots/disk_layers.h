@@ -26,15 +26,16 @@ struct disk_layers {
 	struct disk_layer top;	/* the writable file the VM uses now */
 	unsigned next;		/* number of the next overlay file */
 	int depth;		/* files in the chain under top */
-	/* The directory of a shared base image the chain ends in ("": none,
-	 * the base is in the state directory too). */
-	char base_root[4096];
+	/* The shared base image the chain ends in, exactly, absolute ("":
+	 * none, every file of the chain is in the state directory). */
+	char base_file[4096];
 };
 
 /* Current top from disk-top, else @base in @base_format ("raw" or "qcow2");
- * @base_root: where @base's own backing file lives (NULL: nowhere else). */
+ * @base_file: the one file outside the state directory the chain may end
+ * in (NULL: none). */
 void disk_layers_init(struct disk_layers *l, const char *base, const char *base_format,
-		      const char *base_root);
+		      const char *base_file);
 /* Freeze the top (into *@frozen, with the files below it in *@depth) and
  * continue on a new overlay. */
 int disk_layers_freeze(struct vm *vm, struct disk_layers *l, struct disk_layer *frozen,

@@ -130,20 +130,49 @@ static int write_memory(struct vm *vm, int dfd)
 	return ret;
 }
 
-/* The frozen layer and everything under it, base first, as plain names. */
-static int chain_of(const struct disk_layer *top, struct snap_file *f, int *n)
+/* The image store's base the chain ends in (@dl's, exactly): into @base,
+ * identified, and left out of the files to copy. */
+static int take_base(const struct disk_layers *dl, const struct qcow2_info *info,
+		     struct snap_base *base)
 {
-	struct qcow2_open_opts o = { .allowed_root = "." };
+	const struct qcow2_chain_elem *last = &info->chain[info->chain_len - 1];
+	char real[PATH_MAX];
+	int fd, ret;
+
+	if (!dl->base_file[0] || !realpath(dl->base_file, real) || strcmp(real, last->path) ||
+	    strcmp(last->format, "raw") || strlen(real) >= sizeof(base->path))
+		return 0;
+	fd = open(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = snap_ident_fd(fd, &base->id);
+	close(fd);
+	if (!ret)
+		snprintf(base->path, sizeof(base->path), "%s", real);
+	return ret ? ret : 1;
+}
+
+/* The frozen layer and everything under it, base first, as plain names;
+ * an image's base outside the state directory goes to @base instead. */
+static int chain_of(const struct disk_layers *dl, const struct disk_layer *top,
+		    struct snap_file *f, int *n, struct snap_base *base)
+{
+	struct qcow2_open_opts o = { .allowed_root = ".",
+				     .also_file = dl->base_file[0] ? dl->base_file : NULL };
 	struct qcow2_info info;
-	int k = 0, ret = 0;
+	int k = 0, ret = 0, skip = 0;
 
 	if (!strcmp(top->format, "qcow2")) {
 		ret = qcow2_info_get(top->file, &o, &info);
 		if (ret)
 			return ret;
+		if (info.chain_len)
+			skip = take_base(dl, &info, base);
+		if (skip < 0)
+			ret = skip;
 		if (info.chain_len + 2 > SNAP_MAX_FILES)
 			ret = -E2BIG;
-		for (int i = (int)info.chain_len - 1; !ret && i >= 0; i--, k++) {
+		for (int i = (int)info.chain_len - 1 - skip; !ret && i >= 0; i--, k++) {
 			snprintf(f[k].name, sizeof(f[k].name), "%s", basename(info.chain[i].path));
 			snprintf(f[k].format, sizeof(f[k].format), "%s", info.chain[i].format);
 		}
@@ -201,7 +230,7 @@ static int write_state(int dfd, struct snap_w *w)
 
 /* Paused: state, memory, and the disk frozen so its layers stop changing. */
 static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_file *f, int *n,
-			 char *err, size_t errlen)
+			 struct snap_base *base, char *err, size_t errlen)
 {
 	struct disk_layers *dl = snap_mgr_disk(vm);
 	struct disk_layer frozen;
@@ -221,11 +250,9 @@ static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_f
 	ret = disk_layers_freeze(vm, dl, &frozen, &depth, err, errlen);
 	if (ret)
 		return ret;
-	ret = chain_of(&frozen, f + 1, n);
-	if (ret == -EACCES)	/* a layer outside the state directory: an image's base */
-		snprintf(err, errlen, "the disk's base lies outside the sandbox (a sandbox made "
-			 "with --image): snapshots, forks and templates of such sandboxes are "
-			 "not supported yet; checkpoint and rollback are");
+	ret = chain_of(dl, &frozen, f + 1, n, base);
+	if (ret == -EACCES)	/* a layer outside the state directory, not its image */
+		snprintf(err, errlen, "a disk layer lies outside the sandbox and is not its image");
 	else if (ret)
 		snprintf(err, errlen, "disk chain of %s: %s", frozen.file, strerror(-ret));
 	return ret;
@@ -234,11 +261,13 @@ static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_f
 int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
 {
 	struct snap_file f[SNAP_MAX_FILES];
+	struct snap_base base;
 	struct snap_w w = { 0 };
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), n = 0, ret;
 	bool was;
 
 	memset(f, 0, sizeof(f));
+	memset(&base, 0, sizeof(base));
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
@@ -248,7 +277,7 @@ int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot pause the vCPUs");
 		return -ETIMEDOUT;
 	}
-	ret = export_paused(vm, dfd, &w, f, &n, err, errlen);
+	ret = export_paused(vm, dfd, &w, f, &n, &base, err, errlen);
 	snap_resume(vm, was);
 	/* The layers are frozen: copy them while the guest runs on. */
 	for (int i = 1; !ret && i <= n; i++)
@@ -263,6 +292,8 @@ int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
 		if (mfd >= 0)
 			close(mfd);
 		file_section(&w, f, n + 1);
+		if (base.path[0])
+			snap_base_section(&w, &base);
 		if (!ret)
 			ret = snap_state_finish(&w);
 		if (!ret)
@@ -393,6 +424,13 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 		ret = -EBADMSG;
 		goto out;
 	}
+	sec = snap_state_find(st, SNAP_SEC_BASE, 0);
+	if (sec && snap_base_decode(sec, &out->base)) {
+		snprintf(err, errlen, "snapshot state: invalid base image record");
+		ret = -EBADMSG;
+		goto out;
+	}
+	out->has_base = sec != NULL;
 	out->ram_size = st->h.ram_size;
 	out->ncpus = (int)st->h.ncpus;
 	if (out->f[0].size != out->ram_size) {
@@ -421,6 +459,8 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 	for (int i = 0; !ret && i < out->nfiles; i++)
 		ret = check_file(dfd, &out->f[i], err, errlen);
 	close(dfd);
+	if (!ret && out->has_base)
+		ret = snap_base_check(&out->base, err, errlen);
 	return ret;
 }
 

@@ -8,14 +8,20 @@
  *            a restored sandbox lives),
  *   the disk layers (base first), under the names their qcow2 headers use,
  *   config.json  the sandbox's configuration (added by the CLI).
- * Everything is verified (state checksum, sizes, file checksums) before a
- * restore creates anything.
+ * A sandbox made with --image has its chain end in the image store's raw
+ * base: that one is not copied but referenced by path and identity in the
+ * state's BASE section (snapshots/snap_base.h).
+ * Everything is verified (state checksum, sizes, file checksums, the base's
+ * identity) before a restore creates anything.
  */
 #ifndef MVM_SNAPSHOT_DIR_H
 #define MVM_SNAPSHOT_DIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "snapshots/snap_base.h"
 
 #define SNAP_SEC_FILE   0x454c4946u	/* "FILE" */
 #define SNAP_DIR_STATE  "state"
@@ -36,6 +42,8 @@ struct snap_dir_info {
 	int ncpus;
 	int nfiles;		/* [0] memory, then disk layers base first */
 	struct snap_file f[SNAP_MAX_FILES];
+	bool has_base;		/* the layers end in @base, outside the directory */
+	struct snap_base base;
 };
 
 /* VMM side: write a snapshot of the running @vm into the empty directory
@@ -46,7 +54,8 @@ int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen);
  * reading the other files: for stores that identify them cheaply
  * (snapshots/template.h). 0 or -errno. */
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
-/* Check every file of the snapshot in @dir; fill @out. 0 or -errno. */
+/* Check every file of the snapshot in @dir (and the identity of a base
+ * outside it: snap_base_check); fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
 /* Copy the disk layers of @in from @dir into @dst (a directory), checking
  * each checksum again on the way. 0 or -errno. */

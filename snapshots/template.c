@@ -91,6 +91,29 @@ static int identify(int dfd, const char *name, bool want_crc, struct tpl_file_id
 	return 0;
 }
 
+/* 64-bit numbers as strings: a double cannot hold every one. */
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+	cJSON_AddStringToObject(o, key, s);
+}
+
+static cJSON *base_json(const struct snap_base *b)
+{
+	cJSON *e = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(e, "path", b->path);
+	cJSON_AddNumberToObject(e, "size", (double)b->id.size);
+	add_u64(e, "inode", b->id.ino);
+	add_u64(e, "device", b->id.dev);
+	add_u64(e, "mtime_ns", (uint64_t)b->id.mtime_ns);
+	cJSON_AddStringToObject(e, "sha256", b->sha256);
+	cJSON_AddStringToObject(e, "sha256_of", b->sha256_of);
+	return e;
+}
+
 static cJSON *meta_json(const struct tpl_meta *m)
 {
 	cJSON *o = cJSON_CreateObject(), *files = cJSON_AddArrayToObject(o, "files");
@@ -101,20 +124,17 @@ static cJSON *meta_json(const struct tpl_meta *m)
 	for (int i = 0; files && i < m->nfiles; i++) {
 		const struct tpl_file_id *f = &m->f[i];
 		cJSON *e = cJSON_CreateObject();
-		char ino[24], dev[24], mt[24];
 
-		/* 64-bit numbers as strings: a double cannot hold every one. */
-		snprintf(ino, sizeof(ino), "%llu", (unsigned long long)f->ino);
-		snprintf(dev, sizeof(dev), "%llu", (unsigned long long)f->dev);
-		snprintf(mt, sizeof(mt), "%lld", (long long)f->mtime_ns);
 		cJSON_AddStringToObject(e, "name", f->name);
 		cJSON_AddNumberToObject(e, "size", (double)f->size);
-		cJSON_AddStringToObject(e, "inode", ino);
-		cJSON_AddStringToObject(e, "device", dev);
-		cJSON_AddStringToObject(e, "mtime_ns", mt);
+		add_u64(e, "inode", f->ino);
+		add_u64(e, "device", f->dev);
+		add_u64(e, "mtime_ns", (uint64_t)f->mtime_ns);
 		cJSON_AddNumberToObject(e, "crc32c", f->crc);
 		cJSON_AddItemToArray(files, e);
 	}
+	if (m->has_base)
+		cJSON_AddItemToObject(o, "base", base_json(&m->base));
 	return o;
 }
 
@@ -144,6 +164,8 @@ int tpl_seal(const char *dir, const char *name, const char *source,
 	clock_gettime(CLOCK_REALTIME, &t);
 	m->created = (double)t.tv_sec;
 	m->nfiles = FIXED_N + in->nfiles;
+	m->has_base = in->has_base;
+	m->base = in->base;
 	/* The mode first: chmod leaves mtime alone, and the record is of the sealed file. */
 	snprintf(m->f[FIXED_STATE].name, sizeof(m->f[0].name), SNAP_DIR_STATE);
 	snprintf(m->f[FIXED_CONFIG].name, sizeof(m->f[0].name), "config.json");
@@ -243,6 +265,28 @@ static bool file_from_json(const cJSON *e, struct tpl_file_id *f)
 	return true;
 }
 
+static bool sha_ok(const char *s)
+{
+	return strlen(s) == 64 && strspn(s, "0123456789abcdef") == 64;
+}
+
+static bool base_from_json(const cJSON *e, struct snap_base *b)
+{
+	uint64_t mt;
+	double size;
+
+	if (!get_str(e, "path", b->path, sizeof(b->path)) || b->path[0] != '/' ||
+	    !get_num(e, "size", 9007199254740992.0, &size) || !get_u64(e, "inode", &b->id.ino) ||
+	    !get_u64(e, "device", &b->id.dev) || !get_u64(e, "mtime_ns", &mt) ||
+	    !get_str(e, "sha256", b->sha256, sizeof(b->sha256)) || !sha_ok(b->sha256) ||
+	    !get_str(e, "sha256_of", b->sha256_of, sizeof(b->sha256_of)) ||
+	    (strcmp(b->sha256_of, "file") && strcmp(b->sha256_of, "blocks")))
+		return false;
+	b->id.size = (uint64_t)size;
+	b->id.mtime_ns = (int64_t)mt;
+	return true;
+}
+
 static int meta_from_json(const cJSON *j, struct tpl_meta *m)
 {
 	const cJSON *files = cJSON_GetObjectItemCaseSensitive(j, "files"), *e;
@@ -259,6 +303,10 @@ static int meta_from_json(const cJSON *j, struct tpl_meta *m)
 	}
 	if (m->nfiles < FIXED_N + 2 || strcmp(m->f[FIXED_STATE].name, SNAP_DIR_STATE) ||
 	    strcmp(m->f[FIXED_CONFIG].name, "config.json"))
+		return -EBADMSG;
+	e = cJSON_GetObjectItemCaseSensitive(j, "base");
+	m->has_base = e != NULL;
+	if (e && !base_from_json(e, &m->base))
 		return -EBADMSG;
 	return 0;
 }
@@ -286,17 +334,18 @@ static int same_file(int dfd, const struct tpl_file_id *want, char *err, size_t 
 {
 	struct tpl_file_id now;
 	int ret = identify(dfd, want->name, false, &now);
+	struct snap_ident was = { want->size, want->ino, want->dev, want->mtime_ns };
+	struct snap_ident is = { now.size, now.ino, now.dev, now.mtime_ns };
+	const char *what = ret ? NULL : snap_ident_differs(&was, &is);
 
 	if (ret) {
 		snprintf(err, errlen, "template file %s: %s", want->name, strerror(-ret));
 		return ret;
 	}
-	if (now.size != want->size || now.ino != want->ino || now.dev != want->dev ||
-	    now.mtime_ns != want->mtime_ns) {
+	if (what) {
 		snprintf(err, errlen, "template file %s changed since the template was created "
 			 "(%s differs): refusing it; remove the template and create it again",
-			 want->name, now.size != want->size ? "size" :
-			 now.mtime_ns != want->mtime_ns ? "modification time" : "inode");
+			 want->name, what);
 		return -EBADMSG;
 	}
 	return 0;
@@ -315,6 +364,9 @@ static int same_list(const struct tpl_meta *m, const struct snap_dir_info *in, c
 		    f->crc != in->f[i].crc)
 			goto differ;
 	}
+	if (m->has_base != in->has_base || (m->has_base && (strcmp(m->base.path, in->base.path) ||
+	    snap_ident_differs(&m->base.id, &in->base.id))))
+		goto differ;
 	return 0;
 differ:
 	snprintf(err, errlen, "template record and snapshot state disagree (edited?): refusing it");
@@ -340,6 +392,14 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 		ret = snap_dir_info(dir, info, err, errlen);
 	if (!ret)
 		ret = same_list(m, info, err, errlen);
+	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "template %s: %s; rebuild the template from a sandbox of the "
+			 "image as it is now (mvm template rm %s, then mvm template create %s --from "
+			 "SANDBOX)", m->name, why, m->name, m->name);
+	}
 	return ret;
 }
 

@@ -8,7 +8,9 @@
  * identities (a stat per file) instead of reading gigabytes again, and
  * refuses a template whose files changed. template.json is hostile input
  * like the rest: bounded, parsed strictly, and checked against the state
- * file's own checksummed file list.
+ * file's own checksummed file list. A template of a sandbox made with
+ * --image references that image's base in the image store (path, identity,
+ * SHA-256 in "base"; snapshots/snap_base.h) instead of copying it.
  */
 #ifndef MVM_TEMPLATE_H
 #define MVM_TEMPLATE_H
@@ -37,6 +39,8 @@ struct tpl_meta {
 	double created;			/* seconds since the epoch */
 	int nfiles;
 	struct tpl_file_id f[TPL_MAX_FILES];
+	bool has_base;			/* a template of an --image sandbox */
+	struct snap_base base;		/* its image, referenced, never copied */
 };
 
 /* The store's directory (not created). 0 or -ENAMETOOLONG. */
@@ -53,9 +57,9 @@ int tpl_list(char ***names);
 
 /*
  * Seal the snapshot directory @dir (verified by the caller with
- * snap_verify_dir into @in, config.json present) as template @name taken
- * from @source: files read-only, template.json written last. 0 or -errno
- * with @err filled.
+ * snap_verify_dir into @in, config.json present; a base's sha256 filled in)
+ * as template @name taken from @source: files read-only, template.json
+ * written last. 0 or -errno with @err filled.
  */
 int tpl_seal(const char *dir, const char *name, const char *source,
 	     const struct snap_dir_info *in, char *err, size_t errlen);
@@ -66,8 +70,10 @@ int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen)
 /*
  * The cheap check before a start: template.json, a stat of every file it
  * lists (same size, mtime, inode and device, still a regular file), the
- * state file parsed and its file list equal to template.json's. Fills @info
- * and @m. 0, or -EBADMSG / -errno with @err saying which file changed.
+ * state file parsed and its file list equal to template.json's; a base
+ * image recorded alike in both, acceptable and unchanged (snap_base_check).
+ * Fills @info and @m. 0, or -EBADMSG / -errno with @err saying which file
+ * changed and what to do.
  */
 int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	      char *err, size_t errlen);

@@ -36,7 +36,7 @@ struct vm_disk {
 	 * header's). `mvm run --image` sets both for its per-run overlay. */
 	const char *backing_root;
 	const char *backing_format;
-	const char *backing_root2;	/* a second allowed directory (NULL: none) */
+	const char *backing_file;	/* one more allowed file, exactly (NULL: none) */
 };
 
 /* Network (virtio-net on libslirp, docs/network-policy.md). */

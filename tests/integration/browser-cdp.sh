@@ -7,7 +7,12 @@
 # host's loopback; the endpoint answers on host 127.0.0.1 only; `mvm
 # screenshot` is a PNG of the display's size that is not blank; Chromium
 # runs sandboxed as the unprivileged user; a checkpoint/rollback brings the
-# page back, drops open CDP connections, and clients reconnect.
+# page back, drops open CDP connections, and clients reconnect. Then the
+# browser template (issue 18): the running browser taken as template
+# `browser` (it references the browser image, never copies it); a sandbox
+# from it answers `mvm browser` at once with the Chromium that was running
+# (no new start), through its own relay, with the page open at the template's
+# time, under its own hostname.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
@@ -185,5 +190,37 @@ run_mvm browser web
 expect_eq "same endpoint after rollback" "$cdp" "$(cat "$T/out")"
 cdp_check pages "$cdp" > "$T/pages.json" || cdp_fail "puppeteer: pages after rollback"
 grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not come back: $(cat "$T/pages.json")"
+
+# The browser template: Chromium is up and idle in web.
+export MVM_TEMPLATE_DIR="$T/templates"
+starts() { "$MVM" exec "$1" -- grep -c 'starting chromium' /var/log/mvm-browser.log; }
+n_web=$(starts web) || fail "exec web"
+# As `make template-browser` makes it, from the running web (idle: at most 30 s).
+step "template-browser.sh --from web"
+t0=$(date +%s)
+MVM="$MVM" MVM_TEMPLATE_IDLE=30 tools/template-browser.sh --from web browser > "$T/tpl.out" 2>&1 ||
+	cdp_fail "template-browser.sh: $(tail -5 "$T/tpl.out")"
+sed 's/^/  /' "$T/tpl.out" >&2
+step "template made in $(( $(date +%s) - t0 )) s"
+SANDBOXES="$SANDBOXES web2"
+step "create web2 --template browser"
+t0=$(date +%s%N)
+run_mvm create web2 --template browser $NET_DNS --allow allowed.test:8080/tcp
+[ "$rc" = 0 ] || fail "create web2 --template browser: $(cat "$T/err")"
+t1=$(date +%s%N)
+run_mvm browser --json web2
+[ "$rc" = 0 ] || fail "mvm browser web2: status $rc: $(cat "$T/err")"
+t2=$(date +%s%N)
+step "web2: create $(( (t1 - t0) / 1000000 )) ms, then mvm browser $(( (t2 - t1) / 1000000 )) ms"
+cdp2=$(jget "$(cat "$T/out")" cdp)
+expect_match "web2's own endpoint" '^http://127\.0\.0\.1:[0-9]+$' "$cdp2"
+[ "$cdp2" != "$cdp" ] || fail "web2 answers on web's endpoint $cdp"
+# The Chromium that was running (started before the template), not a new one.
+expect_eq "web2 runs the template's Chromium (no new start)" "$n_web" "$(starts web2)"
+run_mvm exec web2 -- hostname
+expect_eq "web2's own hostname" "web2" "$(cat "$T/out")"
+step "puppeteer: pages of web2"
+cdp_check pages "$cdp2" > "$T/pages2.json" || fail "puppeteer: pages of web2"
+grep -q '"answer":"hello mvm-agent"' "$T/pages2.json" || fail "web2 lacks the template's page: $(cat "$T/pages2.json")"
 step "done"
 echo "ok"

@@ -117,6 +117,31 @@ Test(qcow2_chain, backing_outside_root)
 	free(base), free(ov);
 }
 
+/* A sandbox's layers above its image: that exact base file is accepted
+ * outside the allowed root, another file beside it (a tampered backing
+ * name) is not, nor is the base reached through a second layer that names
+ * a neighbour. */
+Test(qcow2_chain, also_file_exactly)
+{
+	char *store = qt_mkdtemp(), *base = qt_path(store, "img.ext4");
+	char *other = qt_path(store, "other.ext4");
+	char *ov = qt_path(dir, "root.qcow2"), *top = qt_path(dir, "layer-1.qcow2");
+	char *bad = qt_path(dir, "bad.qcow2");
+	struct qcow2_open_opts o = { .allowed_root = dir, .also_file = base };
+
+	qt_random_file(base, 1 << 20, 4);
+	qt_random_file(other, 1 << 20, 5);
+	cr_assert_eq(qcow2_create_overlay(ov, base, "raw", 0, 16), 0);
+	cr_assert_eq(qcow2_create_overlay(top, "root.qcow2", "qcow2", 0, 16), 0);
+	expect(top, &o, 0, NULL);
+	expect(top, &(struct qcow2_open_opts){ .allowed_root = dir }, -EACCES,
+	       "outside the allowed directory");
+	cr_assert_eq(qcow2_create_overlay(bad, other, "raw", 0, 16), 0);
+	expect(bad, &o, -EACCES, "outside the allowed directory");
+	qt_rmtree(store);
+	free(base), free(other), free(ov), free(top), free(bad);
+}
+
 Test(qcow2_chain, dotdot_and_symlink_escape)
 {
 	char *sub = qt_path(dir, "store"), *ov = qt_path(dir, "store/ov.qcow2");

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "tools/sandbox/sandbox.h"
+#include "snapshots/snapshot_dir.h"
+#include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 
 static char root[64], dir[128];
@@ -205,5 +207,52 @@ Test(sandbox_vm_config, a_config_from_before_macs_gets_the_default)
 	fclose(f);
 	cr_assert_eq(sb_config_load("box", &back), 0);
 	cr_assert_arr_eq(back.mac, zero, 6);
+	sb_config_free(&back);
+}
+
+/* A snapshot's or template's config.json names exactly the image its state
+ * references, or none when it references none: the VMM then accepts that
+ * one file below the sandbox's layers. */
+Test(sandbox_vm_config, config_base_agrees_with_the_state)
+{
+	struct sb_config c = { .disk = "root.qcow2", .disk_format = "qcow2",
+			       .image = "/store/minimal.ext4", .root_on_disk = true };
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	char err[256];
+
+	in->has_base = true;
+	strcpy(in->base.path, "/store/minimal.ext4");
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), 0);
+	strcpy(c.image, "/store/other.ext4");
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "disagree"), "%s", err);
+	strcpy(c.image, "/store/minimal.ext4");
+	c.root_on_disk = false;
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), -EINVAL);
+	c.root_on_disk = true;
+	in->has_base = false;	/* a config naming an image its state does not */
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), -EINVAL);
+	c = (struct sb_config){ .disk = "data.img", .disk_format = "raw" };
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), 0);
+	strcpy(c.disk_format, "qcow2");	/* an overlay with no image to end in */
+	cr_assert_eq(sb_config_base_ok(&c, in, err, sizeof(err)), -EINVAL);
+	free(in);
+}
+
+/* After a checkpoint, restore or template start the disk is a chain of
+ * layers here ending in the image: that one file, not its directory. */
+Test(sandbox_vm_config, layered_image_disk_allows_exactly_its_base)
+{
+	struct sb_config c = { .name = "box", .disk = "root.qcow2", .disk_format = "qcow2",
+			       .image = "/store/minimal.ext4", .root_on_disk = true, .cpus = 1 }, back;
+	struct vm_config vc;
+	FILE *fp = fopen("disk-top", "w");
+
+	fprintf(fp, "layer-2.qcow2 qcow2 3 2\n");
+	fclose(fp);
+	roundtrip(&c, &back, &vc);
+	cr_assert_str_eq(vc.disks[0].path, "layer-2.qcow2");
+	cr_assert_str_eq(vc.disks[0].backing_root, ".");
+	cr_assert_str_eq(vc.disks[0].backing_file, "/store/minimal.ext4");
 	sb_config_free(&back);
 }

@@ -43,8 +43,9 @@ static void crc_of(const char *name, struct snap_file *f)
 	close(fd);
 }
 
-/* A snapshot with memory and two layers; @names may override the layer names. */
-static void make_snapshot(const char *l1, const char *l2)
+/* A snapshot with memory and two layers; @names may override the layer
+ * names; @base: the image the layers end in (NULL: none). */
+static void make_snapshot_on(const char *l1, const char *l2, const struct snap_base *base)
 {
 	struct snap_header h = { .ram_size = RAM, .nr_regions = 1, .ncpus = 1 };
 	struct snap_file f[3] = { { .name = "memory", .format = "memory" },
@@ -70,10 +71,17 @@ static void make_snapshot(const char *l1, const char *l2)
 	}
 	snap_state_begin(&w, &h);
 	snap_state_section(&w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
+	if (base)
+		snap_base_section(&w, base);
 	cr_assert_eq(snap_state_finish(&w), 0);
 	put("state", w.p, w.len, (off_t)w.len);
 	snap_w_free(&w);
 	snap_w_free(&s);
+}
+
+static void make_snapshot(const char *l1, const char *l2)
+{
+	make_snapshot_on(l1, l2, NULL);
 }
 
 static void setup(void)
@@ -268,4 +276,101 @@ Test(template, names)
 	cr_assert_not(tpl_name_ok("a/b"));
 	cr_assert_not(tpl_name_ok(""));
 	cr_assert_not(tpl_name_ok("-x"));
+}
+
+/* An image store beside the template: MVM_IMAGE_DIR=@dir/store, with
+ * img.ext4 in it, recorded in @b. */
+static void make_store(struct snap_base *b)
+{
+	char store[128], real[4096];
+	int fd;
+
+	snprintf(store, sizeof(store), "%s/store", dir);
+	cr_assert_eq(mkdir(store, 0755), 0);
+	cr_assert_not_null(realpath(store, real));
+	setenv("MVM_IMAGE_DIR", real, 1);
+	memset(b, 0, sizeof(*b));
+	snprintf(b->path, sizeof(b->path), "%s/img.ext4", real);
+	fd = open(b->path, O_RDWR | O_CREAT, 0644);
+	cr_assert_eq(pwrite(fd, "ext4", 4, 1024), 4);
+	cr_assert_eq(snap_ident_fd(fd, &b->id), 0);
+	close(fd);
+}
+
+/* A sealed template whose layers end in the store's img.ext4. */
+static void make_image_template(struct snap_base *b)
+{
+	struct snap_dir_info in;
+
+	make_store(b);
+	make_snapshot_on("base.img", "layer-1.qcow2", b);
+	put("config.json", "{}", 2, 2);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert(in.has_base);
+	cr_assert_eq(snap_base_sha256(&in.base), 0);
+	cr_assert_eq(tpl_seal(dir, "tpl", "src", &in, err, sizeof(err)), 0, "%s", err);
+}
+
+Test(template, image_base_is_referenced_and_checked)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct snap_base b;
+	struct timespec t[2] = { { 0, UTIME_OMIT }, { 12345, 0 } };
+
+	make_image_template(&b);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert(m.has_base && in.has_base);
+	cr_assert_str_eq(m.base.path, b.path);
+	cr_assert_str_eq(m.base.sha256_of, "blocks");
+	cr_assert_eq(strlen(m.base.sha256), 64);
+	/* The image changes: the start is refused, naming it and what to do. */
+	cr_assert_eq(utimensat(AT_FDCWD, b.path, t, 0), 0);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, b.path) && strstr(err, "rebuild the template"), "%s", err);
+	unsetenv("MVM_IMAGE_DIR");
+}
+
+Test(template, image_base_outside_the_store_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct snap_base b;
+	char other[160];
+
+	make_image_template(&b);
+	/* Another store: the recorded base is no image of it. */
+	snprintf(other, sizeof(other), "%s/store2", dir);
+	cr_assert_eq(mkdir(other, 0755), 0);
+	setenv("MVM_IMAGE_DIR", other, 1);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EACCES);
+	cr_assert(strstr(err, "not an image of the image store"), "%s", err);
+	unsetenv("MVM_IMAGE_DIR");
+}
+
+Test(template, edited_base_record_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct snap_base b;
+	char path[128], *text = NULL, *at;
+	size_t n = 0;
+	FILE *fp;
+
+	make_image_template(&b);
+	snprintf(path, sizeof(path), "%s/%s", dir, TPL_META);
+	fp = fopen(path, "r");
+	cr_assert_eq(getdelim(&text, &n, 0, fp) > 0, true);
+	fclose(fp);
+	/* template.json names another file of the store than the state does. */
+	at = strstr(text, "img.ext4");
+	cr_assert_not_null(at);
+	memcpy(at, "xyz", 3);
+	cr_assert_eq(chmod(dir, 0755), 0);
+	cr_assert_eq(chmod(path, 0644), 0);
+	put(TPL_META, text, strlen(text), (off_t)strlen(text));
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "disagree"), "%s", err);
+	free(text);
+	unsetenv("MVM_IMAGE_DIR");
 }

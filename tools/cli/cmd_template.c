@@ -22,6 +22,8 @@ static const char template_usage[] =
 	"from it without booting: memory is shared copy-on-write, the disk is a new\n"
 	"overlay on the template's layers, and the sandbox gets its own clock,\n"
 	"entropy, hostname and network policy before any command runs.\n"
+	"A sandbox made with --image IMG: the template references IMG in the image\n"
+	"store (not copied); once IMG changes, starts from the template are refused.\n"
 	"Templates live in ${MVM_TEMPLATE_DIR:-${XDG_DATA_HOME:-~/.local/share}/mvm/templates}.\n"
 	"\n"
 	"  --from SANDBOX   the running sandbox to take it from (create)\n"
@@ -116,6 +118,9 @@ static cJSON *describe(const char *tpl)
 			bytes += m->f[i].size;
 		cJSON_AddNumberToObject(o, "bytes", (double)bytes);
 		cJSON_AddStringToObject(o, "path", dir);
+		/* Not in "bytes": the image's base is referenced, not held. */
+		if (m->has_base)
+			cJSON_AddStringToObject(o, "image", m->base.path);
 	}
 	n = sb_template_users(tpl, &names);
 	for (int i = 0; i < n; i++) {
@@ -201,8 +206,11 @@ static int do_inspect(const struct tpl_args *a)
 	if (str(o, "error")[0])
 		printf("error:     %s\n", str(o, "error"));
 	printf("source:    %s\nmemory:    %.0f MiB\ncpus:      %.0f\nsize:      %.1f MiB\n"
-	       "path:      %s\nsandboxes:", str(o, "source"), num(o, "memory") / (1 << 20),
+	       "path:      %s\n", str(o, "source"), num(o, "memory") / (1 << 20),
 	       num(o, "cpus"), num(o, "bytes") / (1 << 20), str(o, "path"));
+	if (str(o, "image")[0])
+		printf("image:     %s (referenced, not copied)\n", str(o, "image"));
+	printf("sandboxes:");
 	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "sandboxes"))
 		printf(" %s", u->valuestring);
 	printf("\n");

@@ -39,8 +39,8 @@ static void read_only_paths(const struct vm_config *vc, const char **ro)
 			ro[n++] = d->path;
 		if (d->backing_root)
 			ro[n++] = d->backing_root;
-		if (d->backing_root2)
-			ro[n++] = d->backing_root2;
+		if (d->backing_file)
+			ro[n++] = d->backing_file;
 	}
 	ro[n] = NULL;
 }

@@ -18,6 +18,7 @@
 
 #include "common/cli_util.h"
 #include "common/fs_util.h"
+#include "images/image_overlay.h"
 #include "images/qcow2.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/snapshot_dir.h"
@@ -123,11 +124,25 @@ static int write_restore_file(const char *sdir, const char *snapdir)
 	return fclose(fp) ? -EIO : 0;
 }
 
+int sb_config_base_ok(const struct sb_config *c, const struct snap_dir_info *in, char *err,
+		      size_t errlen)
+{
+	bool overlay = !strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT);
+
+	if (in->has_base ? strcmp(c->image, in->base.path) || !overlay || !c->root_on_disk :
+			   c->image[0] || overlay) {
+		snprintf(err, errlen, "its configuration and its state disagree about the base "
+			 "image (edited?): refusing it");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* config.json from the snapshot, under the new name, checked against the state. */
 static int take_config(const char *verb, const char *snapdir, const char *name,
 		       const struct snap_dir_info *in)
 {
-	char src[PATH_MAX + 16], dst[PATH_MAX];
+	char src[PATH_MAX + 16], dst[PATH_MAX], err[512];
 	struct sb_config c;
 	struct timespec t;
 	int ret;
@@ -144,6 +159,11 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 	}
 	if (c.mem != in->ram_size || c.cpus != in->ncpus) {
 		cli_err(verb, "snapshot configuration does not match its state (memory or vCPUs)");
+		sb_config_free(&c);
+		return -EINVAL;
+	}
+	if (sb_config_base_ok(&c, in, err, sizeof(err))) {
+		cli_err(verb, "snapshot %s", err);
 		sb_config_free(&c);
 		return -EINVAL;
 	}

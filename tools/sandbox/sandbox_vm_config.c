@@ -95,11 +95,12 @@ int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_conf
 		vc->disks[0].backing_root = base_dir[0] ? base_dir : "/";
 		vc->disks[0].backing_format = IMAGE_BASE_FORMAT;
 	}
-	/* After a checkpoint the disk is a chain of layers in the state
-	 * directory (snapshots/disk_layers.h), ending in the base above. */
+	/* After a checkpoint (or a start from a snapshot or template) the disk
+	 * is a chain of layers in the state directory (snapshots/disk_layers.h)
+	 * ending in exactly the base above: no other file of its directory. */
 	if (c->disk[0] &&
 	    !disk_layers_boot_top(b->top_file, sizeof(b->top_file), b->top_fmt, sizeof(b->top_fmt))) {
-		vc->disks[0].backing_root2 = vc->disks[0].backing_root;
+		vc->disks[0].backing_file = c->image[0] && vc->disks[0].backing_root ? c->image : NULL;
 		vc->disks[0].path = b->top_file;
 		vc->disks[0].format = b->top_fmt;
 		vc->disks[0].backing_root = ".";

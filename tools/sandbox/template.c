@@ -81,8 +81,30 @@ static int fill_stage(const char *tpl, const char *from, const char *stage, char
 	}
 	/* Verified once, here: starts only compare identities later. */
 	ret = snap_verify_dir(stage, &in, err, errlen);
+	/* An image's base: referenced, and its checksum taken once, here. */
+	if (!ret && in.has_base && (ret = snap_base_sha256(&in.base)))
+		snprintf(err, errlen, "checksum of the base image %s: %s", in.base.path,
+			 strerror(-ret));
 	if (!ret)
 		ret = tpl_seal(stage, tpl, from, &in, err, errlen);
+	return ret;
+}
+
+/* A template references its source's image from the store, never one given
+ * by path: said before the source is paused at all. */
+static int image_referable(const char *from, char *err, size_t errlen)
+{
+	struct sb_config c;
+	char why[400];
+	int ret = sb_config_load(from, &c);
+
+	if (ret) {
+		snprintf(err, errlen, "%s: config.json: %s", from, strerror(-ret));
+		return ret;
+	}
+	if (c.image[0] && (ret = snap_base_in_store(c.image, why, sizeof(why))))
+		snprintf(err, errlen, "cannot make a template of %s: %s", from, why);
+	sb_config_free(&c);
 	return ret;
 }
 
@@ -104,6 +126,9 @@ int sb_template_create(const char *tpl, const char *from, char *err, size_t errl
 		snprintf(err, errlen, "a template named %s already exists (mvm template rm %s)", tpl, tpl);
 		return -EEXIST;
 	}
+	ret = image_referable(from, err, errlen);
+	if (ret)
+		return ret;
 	ret = mkdir_p(root, 0700);
 	snprintf(stage, sizeof(stage), "%s/.%s.XXXXXX", root, tpl);
 	if (ret || !mkdtemp(stage)) {
@@ -222,6 +247,8 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	}
 	if (c.mem != in->ram_size || c.cpus != in->ncpus)
 		ret = -EINVAL, snprintf(err, errlen, "template configuration does not match its state");
+	else if (sb_config_base_ok(&c, in, err, errlen))
+		ret = -EINVAL;
 	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
 		ret = -EINVAL, snprintf(err, errlen, "template %s has no network device: "
 					 "network options do not apply", o->tpl);

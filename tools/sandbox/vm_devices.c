@@ -23,7 +23,7 @@ static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err,
 {
 	/* The format is always stated, never probed: a guest may have written the file. */
 	struct qcow2_open_opts opts = { .allowed_root = d->backing_root,
-					.also_root = d->backing_root2,
+					.also_file = d->backing_file,
 					.backing_fmt = d->backing_format };
 	int ret;
 

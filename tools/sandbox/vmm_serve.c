@@ -87,7 +87,7 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 	int ret;
 
 	ret = snap_mgr_init(vm, base ? base->path : "", base ? base->format : NULL,
-			    base ? base->backing_root : NULL);
+			    base ? base->backing_file : NULL);
 	if (ret || !vc->restore_mem)
 		return ret;
 	ret = snap_restore_pending(dir, sizeof(dir));
@@ -208,7 +208,7 @@ static int run_vmm(const char *name, struct sb_config *c)
 	start_trace("vmm: vm config");
 	vc.log = &log;
 	base = (struct vm_disk){ .path = c->disk, .format = c->disk[0] ? c->disk_format : NULL,
-				 .backing_root = bufs->base_dir[0] ? bufs->base_dir : NULL };
+				 .backing_file = c->image[0] && bufs->base_dir[0] ? c->image : NULL };
 	if (ret)
 		cli_err("vmm", "%s", err);
 	else if ((ret = sb_vmm_serve(name, &vc, &base, c->cpu_quota, &res, NULL)) ||
