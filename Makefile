@@ -121,6 +121,7 @@ image-browser: $(BUILD)/mvm | $(DEPS_OK)
 	@h=$$(cat $(BROWSER_INPUTS) | sha256sum | cut -c1-16); \
 	if grep -q "\"inputs\": \"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
 		echo "image: browser is built from these inputs ($$h)"; \
+		MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build browser >/dev/null; \
 	else MVM_IMAGE_INPUTS=$$h MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build --force browser; fi
 # The browser image's standard template (tools/template-browser.sh): Chromium
 # started and idle, so `mvm create web --template browser` + `mvm browser web`

@@ -10,8 +10,10 @@
 
 #include "common/cli_util.h"
 #include "common/fs_util.h"
+#include "common/log.h"
 #include "common/mono_time.h"
 #include "images/image_build.h"
+#include "images/image_hash.h"
 #include "images/image_store.h"
 
 /* images/build-NAME.sh beside the binary's checkout (build/mvm -> images/),
@@ -85,8 +87,13 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 	/* NAME.json is written last: its presence marks a finished build. */
 	ret = 0;
 	b->reused = !b->force && !access(b->out, R_OK) && !access(meta, R_OK);
-	if (b->reused)
+	if (b->reused) {
+		/* Built before images recorded their checksum: record it now. */
+		if (image_record_sha256(b->out, meta, err, errlen))
+			log_warn("image %s: checksum not recorded: %s", b->name, err);
+		err[0] = 0;
 		goto out;
+	}
 	if ((ret = mkdir_p(dir, 0755))) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(-ret));
 		goto out;
@@ -97,6 +104,8 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 	if (rc) {
 		snprintf(err, errlen, "%s failed (status %d)", b->name, rc);
 		ret = -EIO;
+	} else {
+		ret = image_record_sha256(b->out, meta, err, errlen);
 	}
 out:
 	free(meta);
