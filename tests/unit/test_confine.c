@@ -23,6 +23,7 @@
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/pidns.h"
+#include "vmm/confine/seccomp_build.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
@@ -312,8 +313,8 @@ static void *load_blk(void *forbidden)
 	return NULL;
 }
 
-/* The disk's I/O threads share one BPF program, built by the first: the
- * second thread loads it from the cache and is filtered the same. */
+/* The disk's I/O threads each install the same build-time program: the
+ * second is filtered like the first. */
 static void do_two_blk_threads(void)
 {
 	pthread_t t;
