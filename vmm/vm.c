@@ -246,13 +246,16 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
  * them whole, and freed they stay resident between small live blocks; the
  * trim threshold rises with it. Fixed thresholds keep every block of 128
  * KiB or more in its own mapping, touched only where used and returned on
- * free. (mvm run's VMM is a fork of the CLI: it inherits the CLI's raised
- * thresholds and freed heap, undone here and by the trim in vm_run.)
+ * free. mvm run's VMM is a fork of the CLI: it inherits the CLI's raised
+ * thresholds, and its freed heap, whose free top chunk would serve the
+ * devices' large callocs (glibc carves from the top before it mmaps) and be
+ * written whole: trimmed here, before any device exists.
  */
 static void malloc_setup(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+	malloc_trim(0);
 }
 
 int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
@@ -318,8 +321,7 @@ void vm_run(struct vm *vm, struct vm_result *res)
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot start a device's I/O threads");
 	start_trace("run: devices started");
-	/* Set-up is over: what it freed (and, in mvm run's VMM, what the CLI
-	 * freed before the fork) goes back before the guest grows. */
+	/* Set-up is over: what it freed goes back before the guest grows. */
 	malloc_trim(0);
 	for (int i = 0; i < vm->ncpus && !ret; i++)
 		ret = vcpu_start(&vm->vcpus[i]);
