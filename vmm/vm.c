@@ -12,6 +12,7 @@
 
 #include "common/start_trace.h"
 #include "common/mono_time.h"
+#include "vmm/confine/heap.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
@@ -238,31 +239,11 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 	return ret;
 }
 
-/*
- * The VMM's RSS over guest RAM is its cost per sandbox. glibc's defaults work
- * against it: each free() of a block it had mmap'd raises the mmap threshold
- * to that block's size (32 MiB at most), so later large buffers (a vsock
- * connection's 256 KiB, a device's rings) come from the heap, calloc writes
- * them whole, and freed they stay resident between small live blocks; the
- * trim threshold rises with it. Fixed thresholds keep every block of 128
- * KiB or more in its own mapping, touched only where used and returned on
- * free. mvm run's VMM is a fork of the CLI: it inherits the CLI's raised
- * thresholds, and its freed heap, whose free top chunk would serve the
- * devices' large callocs (glibc carves from the top before it mmaps) and be
- * written whole: trimmed here, before any device exists.
- */
-static void malloc_setup(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 128 << 10);
-	mallopt(M_TRIM_THRESHOLD, 128 << 10);
-	malloc_trim(0);
-}
-
 int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 {
 	int ret;
 
-	malloc_setup();
+	confine_heap_setup();
 	memset(vm, 0, sizeof(*vm));
 	vm->t0 = mono_now_s();
 	vm->kvm.sys_fd = vm->kvm.vm_fd = -1;
