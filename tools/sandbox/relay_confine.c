@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
 #include "tools/sandbox/relay.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/landlock.h"
