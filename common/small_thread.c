@@ -5,10 +5,19 @@
 
 #include "common/small_thread.h"
 
+/* The sanitizers' runtimes keep their own state on a thread's stack (TSan
+ * wants ~900 KiB of it): there, glibc's usual size. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define MIN_STACK (8u << 20)
+#else
+#define MIN_STACK 0u
+#endif
+
 int small_thread_start(struct small_thread *t, size_t stack, void *(*fn)(void *), void *arg)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = ((stack ? stack : SMALL_THREAD_STACK) + page - 1) / page * page;
+	size_t want = stack ? stack : SMALL_THREAD_STACK;
+	size_t len = ((want > MIN_STACK ? want : MIN_STACK) + page - 1) / page * page;
 	pthread_attr_t attr;
 	char *map;
 	int ret;
