@@ -11,7 +11,10 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # mvm-net (tools/nethelper/), never into mvm: the VMM holding /dev/kvm and
 # guest memory must not map them (docs/security.md).
 PKG_LIBS   = $(shell pkg-config --libs $(filter-out slirp,$(PKGS)) 2>/dev/null)
-HELPER_LIBS = $(shell pkg-config --libs slirp libseccomp 2>/dev/null)
+# Nor libseccomp: its compiler runs at build time (seccomp-gen below), and
+# mvm and mvm-net only install the programs it wrote.
+MVM_LIBS   = $(shell pkg-config --libs $(filter-out slirp libseccomp,$(PKGS)) 2>/dev/null)
+HELPER_LIBS = $(shell pkg-config --libs slirp 2>/dev/null)
 LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
@@ -28,7 +31,11 @@ GUEST_INIT_SRCS := $(sort $(wildcard guest/init/*.c))
 GUEST_AGENT_SRCS := $(sort $(wildcard guest/agent/*.c))
 GUEST_WGET_SRCS := $(sort $(wildcard guest/wget/*.c))
 
-LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+# The seccomp tables as BPF, generated (vmm/confine/seccomp_prog.h).
+SC_GEN_SRCS := vmm/confine/gen/seccomp_gen.c vmm/confine/seccomp_build.c \
+               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c)
+SC_PROGS  := $(BUILD)/gen/seccomp_progs.c
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/seccomp_progs.o
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
 HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJS := $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -52,6 +59,16 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 
+$(BUILD)/seccomp-gen: $(SC_GEN_SRCS:%.c=$(BUILD)/obj/%.o)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libseccomp 2>/dev/null)
+$(SC_PROGS): $(BUILD)/seccomp-gen
+	@mkdir -p $(@D)
+	$(BUILD)/seccomp-gen $@
+$(BUILD)/obj/gen/seccomp_progs.o: $(SC_PROGS)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
+
 $(LIBMVM): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -59,7 +76,7 @@ $(LIBMVM): $(LIB_OBJS)
 # mvm starts its network helper from its own directory: one is never built
 # without the other.
 $(BUILD)/mvm: $(TOOL_OBJS) $(LIBMVM) | $(BUILD)/mvm-net
-	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJS) $(LIBMVM) $(MVM_LIBS) $(LDLIBS)
 
 $(BUILD)/mvm-net: $(HELPER_OBJS) $(LIBMVM)
 	$(CC) $(LDFLAGS) -o $@ $(HELPER_OBJS) $(LIBMVM) $(HELPER_LIBS) $(LDLIBS)

@@ -147,9 +147,9 @@ int blk_io_start(struct blk_io *io)
 		sigdelset(&all, own_faults[i]);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (int i = 0; i < BLK_IO_WORKERS && !err; i++) {
-		err = -pthread_create(&io->th[i], NULL, worker, io);
+		err = small_thread_start(&io->th[i], 0, worker, io);
 		if (!err) {
-			pthread_setname_np(io->th[i], "mvm-blk");
+			pthread_setname_np(io->th[i].th, "mvm-blk");
 			io->nthreads++;
 		}
 	}
@@ -181,7 +181,7 @@ void blk_io_fini(struct blk_io *io)
 	pthread_cond_broadcast(&io->work_cv);
 	pthread_mutex_unlock(&io->mu);
 	for (int i = 0; i < io->nthreads; i++)
-		pthread_join(io->th[i], NULL);
+		small_thread_join(&io->th[i]);
 	io->nthreads = 0;
 	free_list(io->done);
 	free_list(io->spare);

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/small_thread.h"
 #include "devices/virtqueue.h"
 
 struct blk_backend;
@@ -68,7 +69,7 @@ struct blk_io {
 	blk_exec_fn exec;
 	int nthreads, started;		/* created; confined (or failed) */
 	int start_err;
-	pthread_t th[BLK_IO_WORKERS];
+	struct small_thread th[BLK_IO_WORKERS];
 	/* Test-hooks build only (else 0): a slow disk, and the synchronous
 	 * design, so a test proves it can see an event loop wait for I/O. */
 	unsigned test_delay_ms;		/* MVM_TEST_BLK_DELAY_MS per request */

@@ -131,6 +131,10 @@ static void rx_flush(struct vnet *n)
 		n->rx_head = (n->rx_head + 1) % RX_SLOTS;
 		n->rx_count--;
 	}
+	/* Empty: the next burst starts at slot 0, so the ring's pages the VMM
+	 * ever touched are those of its largest burst, not all 384 KiB. */
+	if (!n->rx_count)
+		n->rx_head = 0;
 }
 
 /* End of a round (a kick, a slirp poll, a DNS reply): one interrupt. */

@@ -128,31 +128,20 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-/*
- * The default 8 MiB stack is big enough for the host to back with
- * transparent huge pages: one touched page would cost 2 MiB of RSS. A vCPU
- * thread runs KVM_RUN and short MMIO/PIO handlers, nothing deep.
- */
-#define VCPU_STACK_SIZE (256 << 10)
-
 int vcpu_start(struct vcpu *v)
 {
 	sigset_t set, old;
-	pthread_attr_t attr;
 	int ret;
 
-	if (pthread_attr_init(&attr))
-		return -ENOMEM;
-	pthread_attr_setstacksize(&attr, VCPU_STACK_SIZE);
 	/* The thread starts with the kick signal blocked and unblocks it itself. */
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &set, &old);
-	ret = pthread_create(&v->thread, &attr, vcpu_thread, v);
+	/* A vCPU thread runs KVM_RUN and short MMIO/PIO handlers: small stack. */
+	ret = small_thread_start(&v->thread, 0, vcpu_thread, v);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	if (ret)
-		return -ret;
+		return ret;
 	v->started = true;
 	return 0;
 }
@@ -162,8 +151,8 @@ void vcpu_stop(struct vcpu *v)
 	if (!v->started)
 		return;
 	kvm_vcpu_set_immediate_exit(&v->kv, true);
-	pthread_kill(v->thread, VCPU_KICK_SIGNAL);
-	pthread_join(v->thread, NULL);
+	pthread_kill(v->thread.th, VCPU_KICK_SIGNAL);
+	small_thread_join(&v->thread);
 	v->started = false;
 }
 

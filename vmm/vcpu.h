@@ -2,9 +2,9 @@
 #ifndef MVM_VCPU_H
 #define MVM_VCPU_H
 
-#include <pthread.h>
 #include <stdbool.h>
 
+#include "common/small_thread.h"
 #include "vmm/kernel_image.h"
 #include "vmm/kvm.h"
 
@@ -13,7 +13,7 @@ struct vm;
 struct vcpu {
 	struct kvm_vcpu kv;
 	struct vm *vm;
-	pthread_t thread;
+	struct small_thread thread;
 	bool started;
 };
 

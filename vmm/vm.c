@@ -1,5 +1,6 @@
 /* Assemble, run and tear down one VM. */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 
 #include "common/start_trace.h"
 #include "common/mono_time.h"
+#include "vmm/confine/heap.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/boot_layout.h"
 #include "vmm/boot_setup.h"
@@ -82,22 +84,21 @@ void vm_guest_booted(struct vm *vm)
 
 uint64_t vm_guest_resident_kib(const struct vm *vm)
 {
-	size_t pages = vm->mem.map_size / GM_PAGE_SIZE, chunk = 1 << 16;
-	unsigned char *vec = malloc(chunk);
+	/* One page of the stack, not a 64 KiB block of heap: this count is
+	 * taken when the guest has grown most, and must not add to the peak
+	 * RSS it is compared with. */
+	unsigned char vec[4096];
+	size_t pages = vm->mem.map_size / GM_PAGE_SIZE;
 	uint64_t resident = 0;
 
-	if (!vec || !vm->mem.map)
-		goto out;
-	for (size_t p = 0; p < pages; p += chunk) {
-		size_t n = pages - p < chunk ? pages - p : chunk;
+	for (size_t p = 0; vm->mem.map && p < pages; p += sizeof(vec)) {
+		size_t n = pages - p < sizeof(vec) ? pages - p : sizeof(vec);
 
 		if (mincore(vm->mem.map + p * GM_PAGE_SIZE, n * GM_PAGE_SIZE, vec))
 			break;
 		for (size_t i = 0; i < n; i++)
 			resident += vec[i] & 1;
 	}
-out:
-	free(vec);
 	return resident * (GM_PAGE_SIZE / 1024);
 }
 
@@ -242,6 +243,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, struct vm_result *res)
 {
 	int ret;
 
+	confine_heap_setup();
 	memset(vm, 0, sizeof(*vm));
 	vm->t0 = mono_now_s();
 	vm->kvm.sys_fd = vm->kvm.vm_fd = -1;
@@ -300,6 +302,8 @@ void vm_run(struct vm *vm, struct vm_result *res)
 	if (ret)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot start a device's I/O threads");
 	start_trace("run: devices started");
+	/* Set-up is over: what it freed goes back before the guest grows. */
+	malloc_trim(0);
 	for (int i = 0; i < vm->ncpus && !ret; i++)
 		ret = vcpu_start(&vm->vcpus[i]);
 	start_trace("run: vcpus started");

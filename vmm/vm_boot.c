@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/small_thread.h"
 #include "vmm/boot_setup.h"
 #include "vmm/initrd.h"
 #include "common/log.h"
@@ -76,7 +77,7 @@ struct initrd_load {
 	const char *path;
 	uint8_t *dst;
 	uint64_t base;
-	pthread_t thread;
+	struct small_thread thread;
 	bool threaded;
 	int ret;
 };
@@ -120,7 +121,7 @@ static int initrd_start(struct vm *vm, const struct vm_config *cfg, struct boot_
 	}
 	memcpy(l->dst + l->base, spec.data, spec.len);
 	/* No thread (a tight RLIMIT_NPROC, say): read it here, just slower. */
-	l->threaded = l->base && !pthread_create(&l->thread, NULL, initrd_reader, l);
+	l->threaded = l->base && !small_thread_start(&l->thread, 0, initrd_reader, l);
 	if (!l->threaded)
 		initrd_reader(l);
 out:
@@ -131,7 +132,7 @@ out:
 static int initrd_finish(struct initrd_load *l, char *err, size_t errlen)
 {
 	if (l->threaded)
-		pthread_join(l->thread, NULL);
+		small_thread_join(&l->thread);
 	if (l->ret)
 		snprintf(err, errlen, "initrd %s: %s", l->path, strerror(-l->ret));
 	return l->ret;

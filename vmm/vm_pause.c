@@ -25,7 +25,7 @@ int vm_pause(struct vm *vm)
 		if (!vm->vcpus[i].started)
 			continue;
 		kvm_vcpu_set_immediate_exit(&vm->vcpus[i].kv, true);
-		pthread_kill(vm->vcpus[i].thread, VCPU_KICK_SIGNAL);
+		pthread_kill(vm->vcpus[i].thread.th, VCPU_KICK_SIGNAL);
 	}
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += PAUSE_WAIT_S;

@@ -14,7 +14,8 @@ VmHWM minus the guest's resident RAM): `mvm run --timing -- true` (the
 ephemeral sandbox's VMM) and `mvm create` + `mvm exec -- true` (the VMM of
 `mvm vmm NAME`, read from /proc and the control API's status), each with
 --net none and with the default NIC; the direct path is `--exit-at-init`'s.
-The 3 MiB target is checked against the worst of them.
+The 3 MiB target is checked against the worst sandbox path (run, create),
+and against the worst of all.
 
 The runs go in rounds (one of each series per round), so slow and fast
 stretches of the emulated box hit both VMMs alike. In the nested box each
@@ -192,8 +193,11 @@ def main():
     for state, kib in HELPER_KIB.items():
         print(f"{'  + its network helper (mvm-net), peak RSS':<44} {kib:9d}")
     worst = max(rss - guest for _, (rss, guest) in paths)
+    sandbox = max(rss - guest for name, (rss, guest) in paths if "direct" not in name)
     print(f"\ntargets: to-init ratio <= 0.50: {'met' if r_init <= 0.5 else 'NOT met'}; "
-          f"mvm overhead <= 3072 KiB on every path (worst {worst}): {'met' if worst <= 3072 else 'NOT met'}")
+          f"mvm overhead <= 3072 KiB on the sandbox paths (run, create+exec; worst {sandbox}): "
+          f"{'met' if sandbox <= 3072 else 'NOT met'}; on every path (worst {worst}): "
+          f"{'met' if worst <= 3072 else 'NOT met'}")
 
 
 if __name__ == "__main__":

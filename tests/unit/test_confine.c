@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/kvm.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "vmm/confine/heap.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/pidns.h"
+#include "vmm/confine/seccomp_build.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
@@ -312,8 +315,8 @@ static void *load_blk(void *forbidden)
 	return NULL;
 }
 
-/* The disk's I/O threads share one BPF program, built by the first: the
- * second thread loads it from the cache and is filtered the same. */
+/* The disk's I/O threads each install the same build-time program: the
+ * second is filtered like the first. */
 static void do_two_blk_threads(void)
 {
 	pthread_t t;
@@ -323,6 +326,62 @@ static void do_two_blk_threads(void)
 	if (pthread_create(&t, NULL, load_blk, (void *)1) || pthread_join(t, NULL))
 		_exit(92);
 	_exit(93);	/* the forbidden call went through */
+}
+
+/* A disk thread frees what it allocated: enough for glibc to shrink the
+ * thread's malloc arena, whose first shrink in a process opens
+ * /proc/sys/vm/overcommit_memory. */
+static void *blk_thread_shrinks_its_arena(void *arg)
+{
+	volatile char *b[6];
+
+	(void)arg;
+	if (confine_seccomp_thread(&sc_table_blk))
+		_exit(90);
+	for (int i = 0; i < 6; i++)
+		if ((b[i] = malloc(120 << 10)))
+			b[i][0] = 1;
+	for (int i = 5; i >= 0; i--)
+		free((void *)b[i]);
+	return NULL;
+}
+
+static void shrink_in_blk_thread(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, blk_thread_shrinks_its_arena, NULL) || pthread_join(t, NULL))
+		_exit(91);
+	_exit(0);
+}
+
+/* The VMM's heap settings (what vm_create does first) alone: a filtered
+ * disk thread shrinking its arena is stopped (the test can fail)... */
+static void heap_settings_only(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	mallopt(M_TRIM_THRESHOLD, 128 << 10);
+	shrink_in_blk_thread();
+}
+
+/* ...and confine_heap_setup() has that first shrink done before any filter. */
+static void heap_setup(void)
+{
+	confine_heap_setup();
+	shrink_in_blk_thread();
+}
+
+Test(confine_seccomp, a_disk_thread_may_shrink_its_malloc_arena)
+{
+	char said[256];
+
+#ifdef __SANITIZE_ADDRESS__
+	cr_skip_test("under ASan (its allocator, not glibc's)");
+#endif
+	cr_expect_eq(confined_child(NULL, heap_settings_only, said, sizeof(said)),
+		     CONFINE_SECCOMP_EXIT, "said: %s", said);
+	cr_expect(strstr(said, "openat"), "said: %s", said);
+	cr_expect_eq(confined_child(NULL, heap_setup, said, sizeof(said)), 0, "said: %s", said);
 }
 
 Test(confine_seccomp, a_cached_program_filters_the_next_thread_alike)

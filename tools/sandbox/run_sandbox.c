@@ -21,6 +21,7 @@
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
 #include "common/rotlog.h"
+#include "common/start_trace.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/pidns.h"
 #include "tools/sandbox/run_sandbox.h"
@@ -160,6 +161,7 @@ static void vmm_child(struct run_opts *o, struct run_sb *s, int report_fd, pid_t
 	 * child our parent waits for and kills) waits for it and dies with it. */
 	in_state = chdir(s->dir) == 0;
 	ret = in_state ? confine_pidns_enter() : -errno;
+	start_trace_hold();	/* its steps past confinement too, like `mvm vmm`'s */
 	if (ret >= 0)
 		ret = sb_console_log_open(&log);
 	if (!ret)

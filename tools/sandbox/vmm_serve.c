@@ -157,6 +157,7 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 	/* The sockets listen: a connection made now waits for the guest. */
 	say_ready();
 	vm_run(vm, res);
+	start_trace("vmm: guest ended");
 	if (guest_kib)
 		*guest_kib = vm_guest_resident_kib(vm);
 	outcome_event(name, res);

@@ -26,15 +26,13 @@ void confine_seccomp_report_as(const char *who);
  * thread" to the report file and ends the whole process with
  * CONFINE_SECCOMP_EXIT. With MVM_SECCOMP=log in the environment the call is
  * allowed and the kernel logs it (audit/dmesg) instead: for diagnosis only.
- * Requires no_new_privs (confine/hygiene.h). 0 or -errno.
+ * The program was compiled at build time (confine/seccomp_prog.h): -ENOENT
+ * for a table the generator does not list. Requires no_new_privs
+ * (confine/hygiene.h). 0 or -errno.
  */
 int confine_seccomp_thread(const struct sc_table *t);
 
 /* Whether MVM_SECCOMP=log is in force (for reports). */
 bool confine_seccomp_log_mode(void);
-
-/* Check @t against this kernel's syscall table: -EINVAL and the offending
- * name in @bad if a name is unknown. For unit tests. */
-int confine_seccomp_check(const struct sc_table *t, const char **bad);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * The per-thread seccomp filters as data: one table per kind of thread
  * (confine/seccomp_vcpu.c, confine/seccomp_main.c, confine/seccomp_blk.c,
- * and the network helper's confine/seccomp_nethelper.c), installed by
- * confine/seccomp_filter.c. A table names the system calls its thread may
+ * the network helper's confine/seccomp_nethelper.c, the relay's
+ * confine/seccomp_relay.c), compiled to BPF at build time
+ * (confine/gen/seccomp_gen.c) and installed by confine/seccomp_filter.c. A table names the system calls its thread may
  * make once set-up is done; a few carry an argument rule.
  */
 #ifndef MVM_CONFINE_SECCOMP_TABLE_H
@@ -38,5 +39,6 @@ extern const struct sc_table sc_table_vcpu;	/* vCPU threads: KVM_RUN and exits *
 extern const struct sc_table sc_table_main;	/* the event loop: devices, API, slirp */
 extern const struct sc_table sc_table_blk;	/* virtio-blk I/O threads: disk I/O only */
 extern const struct sc_table sc_table_nethelper; /* mvm-net: libslirp, glib, upstream DNS */
+extern const struct sc_table sc_table_relay;	/* `mvm relay`: loopback to the guest's vsock */
 
 #endif
