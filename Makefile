@@ -136,7 +136,7 @@ image-debian: $(BUILD)/mvm | $(DEPS_OK)
 BROWSER_INPUTS := images/build-browser.sh images/image-lib.sh $(sort $(wildcard images/browser/*))
 image-browser: $(BUILD)/mvm | $(DEPS_OK)
 	@h=$$(cat $(BROWSER_INPUTS) | sha256sum | cut -c1-16); \
-	if grep -q "\"inputs\": \"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
+	if grep -Eq "\"inputs\":[[:space:]]*\"$$h\"" "$(IMAGE_DIR)/browser.json" 2>/dev/null; then \
 		echo "image: browser is built from these inputs ($$h)"; \
 		MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build browser >/dev/null; \
 	else MVM_IMAGE_INPUTS=$$h MVM_IMAGE_DIR="$(IMAGE_DIR)" $(BUILD)/mvm image build --force browser; fi
