@@ -407,8 +407,9 @@ run() {
 	# A frozen box is retried; a command that keeps a progress file (the
 	# integration suite: MVM_TEST_PROGRESS) resumes after its last finished
 	# test. Retries continue while each attempt gets further, and stop after
-	# two frozen attempts in a row without progress.
-	local attempt=0 stuck=0 before after max=${MVM_NESTED_ATTEMPTS:-6}
+	# three frozen attempts in a row without progress (on 2026-12-05 a full
+	# suite saw six hangs, three of them about 30 s after a fresh boot).
+	local attempt=0 stuck=0 before after max=${MVM_NESTED_ATTEMPTS:-10}
 	while :; do
 		attempt=$((attempt + 1))
 		HUNG=""
@@ -427,7 +428,7 @@ run() {
 			grep -v 'Unhandled WRMSR' "$ctl/console.log" | tail -n 15 | sed 's/^/nested:   /' >&2
 		fi
 		if [ "$after" -gt "$before" ]; then stuck=0; else stuck=$((stuck + 1)); fi
-		[ "$stuck" -lt 2 ] && [ "$attempt" -lt "$max" ] || break
+		[ "$stuck" -lt 3 ] && [ "$attempt" -lt "$max" ] || break
 		echo "nested: booting a fresh box; the command resumes after its last finished step ($after done)" >&2
 	done
 	echo "nested: nested box hung $attempt times; giving up — this is an infrastructure failure, not a test result" >&2
