@@ -2,7 +2,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,18 +14,32 @@
 
 #define META_MAX 65536
 
-static bool newer_or_same(const struct stat *a, const struct stat *b)
+int image_recorded_sha256(const char *meta, int64_t img_mtime_ns, char out[SHA256_HEX])
 {
-	return a->st_mtim.tv_sec > b->st_mtim.tv_sec ||
-	       (a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec >= b->st_mtim.tv_nsec);
-}
+	char *text = NULL;
+	const cJSON *s;
+	struct stat st;
+	cJSON *j = NULL;
+	int fd, ret = -ENOENT;
 
-static bool has_sha(const cJSON *j)
-{
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "sha256");
-
-	return cJSON_IsString(s) && strlen(s->valuestring) == 64 &&
-	       strspn(s->valuestring, "0123456789abcdef") == 64;
+	if (stat(meta, &st) || !S_ISREG(st.st_mode) || st.st_size > META_MAX ||
+	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < img_mtime_ns)
+		return -ENOENT;
+	fd = open(meta, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	text = fd < 0 ? NULL : calloc(1, (size_t)st.st_size + 1);
+	if (text && !file_pread(fd, text, (size_t)st.st_size, 0) && (j = cJSON_Parse(text))) {
+		s = cJSON_GetObjectItemCaseSensitive(j, "sha256");
+		if (cJSON_IsString(s) && strlen(s->valuestring) == 64 &&
+		    strspn(s->valuestring, "0123456789abcdef") == 64) {
+			snprintf(out, SHA256_HEX, "%s", s->valuestring);
+			ret = 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	cJSON_Delete(j);
+	free(text);
+	return ret;
 }
 
 static int hash_file(const char *img, char hex[SHA256_HEX])
@@ -55,15 +68,15 @@ int image_record_sha256(const char *img, const char *meta, char *err, size_t err
 		snprintf(err, errlen, "%s: %s", meta, strerror(errno));
 		return -errno;
 	}
+	if (!image_recorded_sha256(meta, (int64_t)si.st_mtim.tv_sec * 1000000000 + si.st_mtim.tv_nsec,
+				   hex))
+		return 0;
 	text = file_read_text(meta, META_MAX);
 	j = text ? cJSON_Parse(text) : NULL;
 	if (!cJSON_IsObject(j)) {
 		snprintf(err, errlen, "%s: not a JSON object", meta);
 		goto out;
 	}
-	ret = 0;
-	if (has_sha(j) && newer_or_same(&sm, &si))
-		goto out;
 	if ((ret = hash_file(img, hex))) {
 		snprintf(err, errlen, "%s: %s", img, strerror(-ret));
 		goto out;

@@ -3,6 +3,17 @@
 #define MVM_IMAGE_HASH_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "common/sha256.h"
+
+/*
+ * The "sha256" @meta (NAME.json) records, into @out, if it is a regular
+ * file (not a symlink) of at most 64 KiB, not older than the image
+ * (@img_mtime_ns), and the field is 64 lowercase hex digits. 0, or -ENOENT
+ * when there is no such record.
+ */
+int image_recorded_sha256(const char *meta, int64_t img_mtime_ns, char out[SHA256_HEX]);
 
 /*
  * Make @meta (NAME.json) record "sha256": the SHA-256 of the whole image

@@ -1,5 +1,4 @@
 /* The image-store base a snapshot's disk chain ends in (snapshots/snap_base.h). */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,9 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/file_io.h"
 #include "common/sha256.h"
 #include "common/snap_buf.h"
+#include "images/image_hash.h"
 #include "images/image_store.h"
 #include "snapshots/mem_delta.h"
 #include "snapshots/snap_base.h"
@@ -174,35 +173,14 @@ int snap_base_check(const struct snap_base *b, char *err, size_t errlen)
 /* IMG.json's "sha256" beside IMG.ext4, when written after the image was. */
 static int recorded_sha(const char *path, const struct snap_ident *id, char out[SNAP_SHA256_HEX])
 {
-	char json[PATH_MAX + 8], *text = NULL, *dot;
-	const cJSON *s;
-	struct stat st;
-	cJSON *j = NULL;
-	int fd, ret = -ENOENT;
+	char json[PATH_MAX + 8], *dot;
 
 	snprintf(json, sizeof(json), "%s", path);
 	dot = strrchr(json, '.');
 	if (!dot || strchr(dot, '/'))
 		return -ENOENT;
 	strcpy(dot, ".json");
-	if (stat(json, &st) || !S_ISREG(st.st_mode) || st.st_size > 65536 ||
-	    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec < id->mtime_ns)
-		return -ENOENT;
-	fd = open(json, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	text = fd < 0 ? NULL : calloc(1, (size_t)st.st_size + 1);
-	if (text && !file_pread(fd, text, (size_t)st.st_size, 0) && (j = cJSON_Parse(text))) {
-		s = cJSON_GetObjectItemCaseSensitive(j, "sha256");
-		if (cJSON_IsString(s) && strlen(s->valuestring) == 64 &&
-		    strspn(s->valuestring, "0123456789abcdef") == 64) {
-			snprintf(out, SNAP_SHA256_HEX, "%s", s->valuestring);
-			ret = 0;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	cJSON_Delete(j);
-	free(text);
-	return ret;
+	return image_recorded_sha256(json, id->mtime_ns, out);
 }
 
 /* SHA-256 over the size and every non-zero 4 KiB block with its offset, as
