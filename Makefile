@@ -33,7 +33,7 @@ GUEST_WGET_SRCS := $(sort $(wildcard guest/wget/*.c))
 
 # The seccomp tables as BPF, generated (vmm/confine/seccomp_prog.h).
 SC_GEN_SRCS := vmm/confine/gen/seccomp_gen.c vmm/confine/seccomp_build.c \
-               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c)
+               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c keeper.c)
 SC_PROGS  := $(BUILD)/gen/seccomp_progs.c
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/seccomp_progs.o
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)

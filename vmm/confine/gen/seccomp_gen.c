@@ -26,6 +26,7 @@ static const struct {
 	{ &sc_table_blk, "sc_table_blk" },
 	{ &sc_table_nethelper, "sc_table_nethelper" },
 	{ &sc_table_relay, "sc_table_relay" },
+	{ &sc_table_keeper, "sc_table_keeper" },
 };
 
 /* Two pids no compare would hold by chance (realistic: below 2^22). */
