@@ -25,7 +25,7 @@
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/pidns.h"
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/confine/seccomp_prog.h"
 #include "tools/sandbox/sandbox_confine.h"

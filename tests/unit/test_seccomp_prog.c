@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_prog.h"
 
 static const struct sc_table *const installed[] = { &sc_table_vcpu, &sc_table_main,

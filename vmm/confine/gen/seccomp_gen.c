@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_prog.h"
 
 /* Every table a process of mvm installs, by its C name. */
