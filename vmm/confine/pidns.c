@@ -120,6 +120,14 @@ static void keeper_confine(sigset_t *dfl)
 		log_warn("the PID namespace's keeper: seccomp: %s", strerror(-ret));
 }
 
+/* The keeper's end: exit_group itself, as its filter allows (a sanitizer's
+ * _exit would first take down its signal stack: sigaltstack). */
+_Noreturn static void keeper_exit(int status)
+{
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 /* The parent: the child's life, mirrored; never returns. */
 _Noreturn static void wait_child(pid_t child)
 {
@@ -132,9 +140,9 @@ _Noreturn static void wait_child(pid_t child)
 	if (WIFSIGNALED(st)) {
 		if (sigismember(&dfl, WTERMSIG(st)))
 			raise(WTERMSIG(st));
-		_exit(128 + WTERMSIG(st));
+		keeper_exit(128 + WTERMSIG(st));
 	}
-	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	keeper_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
 /* As pid 1 of its namespace the kernel spares us the signals we have no
