@@ -32,8 +32,11 @@ GUEST_AGENT_SRCS := $(sort $(wildcard guest/agent/*.c))
 GUEST_WGET_SRCS := $(sort $(wildcard guest/wget/*.c))
 
 # The seccomp tables as BPF, generated (vmm/confine/seccomp_prog.h).
-SC_GEN_SRCS := vmm/confine/gen/seccomp_gen.c vmm/confine/seccomp_build.c \
-               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c)
+# libseccomp's compiler (vmm/confine/gen/seccomp_build.c) is build-time only:
+# the generator's and the unit tests', never in libmvm, mvm or mvm-net.
+SC_BUILD_OBJ := $(BUILD)/obj/vmm/confine/gen/seccomp_build.o
+SC_GEN_SRCS := vmm/confine/gen/seccomp_gen.c vmm/confine/gen/seccomp_build.c \
+               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c keeper.c)
 SC_PROGS  := $(BUILD)/gen/seccomp_progs.c
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/seccomp_progs.o
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -107,8 +110,8 @@ guest: $(BUILD)/guest/mvm-init $(BUILD)/guest/mvm-agent $(BUILD)/guest/mvm-wget 
 	@tools/build-kernel.sh
 	@tools/build-initramfs.sh $(BUILD)/guest
 
-$(BUILD)/unit-tests: $(UNIT_OBJS) $(LIBMVM)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(LIBMVM) $(PKG_LIBS) -lcriterion $(LDLIBS)
+$(BUILD)/unit-tests: $(UNIT_OBJS) $(SC_BUILD_OBJ) $(LIBMVM)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJS) $(SC_BUILD_OBJ) $(LIBMVM) $(PKG_LIBS) -lcriterion $(LDLIBS)
 
 # Also: every mvm command README.md shows is still accepted (tests/docs/).
 unit: $(BUILD)/unit-tests $(BUILD)/mvm

@@ -17,7 +17,7 @@ struct ev_field {
 };
 
 
-#define EV_FIELDS_MAX 7
+#define EV_FIELDS_MAX 8
 
 /* The schema (docs/api.md): every type and its fields beyond time and type. */
 static const struct ev_kind {
@@ -39,10 +39,11 @@ static const struct ev_kind {
 	{ "net-deny-suppressed", { { "suppressed", N } } },
 	{ "log-rotated", { { "file", S }, { "rotations", N }, { "dropped_bytes", N } } },
 	/* What confines the VMM (tools/sandbox/sandbox_confine.c): namespaces as
-	 * "user,mount,ipc" ("" for none), landlock its ABI (0: none). */
+	 * "user,mount,ipc" ("" for none), landlock its ABI (0: none),
+	 * capabilities "none" or "kept". */
 	{ "confined", { { "vmm_pid", N }, { "helper_pid", N_OR_NULL }, { "seccomp", S },
-			{ "no_new_privs", B }, { "landlock", N }, { "namespaces", S },
-			{ "cgroup", S_OR_NULL } } },
+			{ "no_new_privs", B }, { "capabilities", S }, { "landlock", N },
+			{ "namespaces", S }, { "cgroup", S_OR_NULL } } },
 };
 
 uint64_t event_now_ms(void)

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Issue 16: every VMM runs confined (per-thread seccomp filters, no_new_privs,
-# its own PID and IPC namespaces) and keeps working through a sandbox's whole life: exec, cp, network,
-# checkpoint, rollback, snapshot, restore; and the VMM `mvm run` starts.
+# no capability in any set, its own PID and IPC namespaces) and keeps working
+# through a sandbox's whole life: exec, cp, network, checkpoint, rollback,
+# snapshot, restore; and the VMM `mvm run` starts. Its network helper holds
+# no capability either, and the keeper (the VMM's parent, left in the host's
+# PID namespace) is filtered and holds none.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -14,6 +17,33 @@ confined() {
 			fail "$2: thread $(basename "$t") $(grep '^Seccomp:' "$t/status")"
 	done
 	grep -q '^Seccomp:[[:space:]]*2$' "$st" || fail "$2: $(grep '^Seccomp:' "$st")"
+}
+
+# no_caps PID WHAT: nothing in any capability set, the bounding set included
+# (a VMM holds all of its own user namespace's until confinement).
+no_caps() {
+	for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+		grep -q "^$set:[[:space:]]*0000000000000000$" "/proc/$1/status" ||
+			fail "$2: $(grep "^$set:" "/proc/$1/status")"
+	done
+}
+
+# keeper VMM WHAT: the VMM's parent, in our PID namespace, waits under its
+# own filter with no capability.
+keeper() {
+	k=$(awk '/^PPid:/ { print $2 }' "/proc/$1/status")
+	[ "$(readlink "/proc/$k/ns/pid")" = "$(readlink /proc/self/ns/pid)" ] ||
+		fail "$2: the VMM's parent $k is not in our PID namespace"
+	grep -q '^NoNewPrivs:[[:space:]]*1$' "/proc/$k/status" || fail "$2 keeper: no no_new_privs"
+	grep -q '^Seccomp:[[:space:]]*2$' "/proc/$k/status" ||
+		fail "$2 keeper: $(grep '^Seccomp:' "/proc/$k/status")"
+	no_caps "$k" "$2 keeper"
+}
+
+# helper_pid NAME: its network helper's pid, from inspect.
+helper_pid() {
+	"$MVM" inspect "$1" --json |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["protections"]["helper_pid"])'
 }
 
 # alive PID NAME WHAT: the VMM still runs, else its log says why.
@@ -33,6 +63,9 @@ sb_create one --memory 256M --cpu-quota 150
 pid=$(cat "$MVM_STATE_DIR/one/pid")
 confined "$pid" "sandbox VMM"
 own_pidns "$pid" "sandbox VMM"
+no_caps "$pid" "sandbox VMM"
+no_caps "$(helper_pid one)" "sandbox network helper"
+keeper "$pid" "sandbox VMM"
 
 # What is in force, as inspect, ls --json and events report it.
 run_mvm inspect one --json
@@ -43,7 +76,9 @@ o = json.load(open(sys.argv[1]))
 p = o["protections"]
 assert o["vmm_pid"] == int(sys.argv[2]), o
 assert p["seccomp"] == "filter" and p["no_new_privs"] is True, p
+assert p["capabilities"] == "none", p
 assert isinstance(p["helper_pid"], int), p  # the network helper (confine-nethelper.sh)
+assert p["helper"]["capabilities"] == "none", p
 # The box's kernel (Debian 12, 6.1) has Landlock and allows user namespaces.
 assert isinstance(p["landlock"], int) and p["landlock"] >= 1, p
 assert p["namespaces"] == ["user", "mount", "ipc", "net", "pid"], p
@@ -62,14 +97,17 @@ python3 - "$T/out" <<'PY' || fail "ls --json: $(cat "$T/out")"
 import json, sys
 v = {s["name"]: s for s in json.load(open(sys.argv[1]))}
 assert v["one"]["protections"]["seccomp"] == "filter", v
+assert v["one"]["protections"]["capabilities"] == "none", v
 PY
 run_mvm events one
 expect_match "events: confined" 'confined .*vmm_pid=[0-9]+.* seccomp=trap .*landlock=[0-9]' \
 	"$(cat "$T/out")"
 expect_match "events: the PID namespace" "confined namespaces=user,mount,ipc,net,pid vmm_pid=$pid " \
 	"$(cat "$T/out")"
+expect_match "events: capabilities" 'confined .* capabilities=none ' "$(cat "$T/out")"
 run_mvm inspect one
 expect_match "inspect text" 'seccomp: +filter' "$(cat "$T/out")"
+expect_match "inspect text: capabilities" 'capabilities: none' "$(cat "$T/out")"
 
 mkdir -p "$T/seed" && echo hello > "$T/seed/f"
 run_mvm cp "$T/seed" one:/data/
@@ -94,12 +132,14 @@ alive "$pid" one "snapshot"
 expect_eq "snapshot: $(cat "$T/err")" 0 "$rc"
 kill -0 "$pid" || fail "the VMM died"
 confined "$pid" "sandbox VMM after its verbs"
+no_caps "$pid" "sandbox VMM after its verbs"
 no_seccomp_stop one
 
 SANDBOXES="$SANDBOXES two"
 run_mvm restore "$T/snap" two
 expect_eq "restore: $(cat "$T/err")" 0 "$rc"
 confined "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
+no_caps "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
 own_pidns "$(cat "$MVM_STATE_DIR/two/pid")" "restored VMM"
 run_mvm exec two -- cat /data/seed/f
 expect_eq "restored exec" "hello" "$(cat "$T/out")"
@@ -115,5 +155,8 @@ runpid=$!
 vmm=$(run_vmm_pid "$runpid") || fail "mvm run's sandbox did not come up: $(cat "$T/run.err")"
 confined "$vmm" "mvm run's VMM"
 own_pidns "$vmm" "mvm run's VMM"
+no_caps "$vmm" "mvm run's VMM"
+no_caps "$(helper_pid "run-$runpid")" "mvm run's network helper"
+keeper "$vmm" "mvm run's VMM"
 wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
 echo "confine-basic: ok"

@@ -25,13 +25,17 @@
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/pidns.h"
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_filter.h"
+#include "vmm/confine/seccomp_prog.h"
 #include "tools/sandbox/sandbox_confine.h"
 #include "vmm/guest_mem.h"
 
-static const struct sc_table *const tables[] = { &sc_table_vcpu, &sc_table_main, &sc_table_blk,
-						 &sc_table_nethelper };
+/* Every table a process installs: the generator compiled each
+ * (vmm/confine/gen/seccomp_gen.c), and sc_prog_for() refuses any other. A
+ * hand-kept list here once missed the relay's, which lacked restart_syscall. */
+#define NR_TABLES sc_nr_progs
+#define TABLE(i) (sc_progs[i].table)
 
 /* What no thread of a VMM may ever do: run code from elsewhere, reach into
  * other processes, change the system, or get around the filter itself
@@ -91,22 +95,22 @@ static const struct sc_rule *find(const struct sc_table *t, const char *name)
 
 Test(confine_tables, every_name_is_a_system_call_of_this_arch)
 {
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+	for (size_t i = 0; i < NR_TABLES; i++) {
 		const char *bad = NULL;
 
-		cr_expect_eq(confine_seccomp_check(tables[i], &bad), 0, "%s: unknown %s",
-			     tables[i]->thread, bad ? bad : "");
+		cr_expect_eq(confine_seccomp_check(TABLE(i), &bad), 0, "%s: unknown %s",
+			     TABLE(i)->thread, bad ? bad : "");
 	}
 }
 
 Test(confine_tables, nothing_dangerous_is_allowed)
 {
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+	for (size_t i = 0; i < NR_TABLES; i++)
 		for (size_t d = 0; d < sizeof(dangerous) / sizeof(dangerous[0]); d++) {
-			const struct sc_rule *r = find(tables[i], dangerous[d]);
+			const struct sc_rule *r = find(TABLE(i), dangerous[d]);
 
 			cr_expect(!r || r->arg == SC_ENOSYS, "%s thread allows %s",
-				  tables[i]->thread, dangerous[d]);
+				  TABLE(i)->thread, dangerous[d]);
 		}
 }
 
@@ -127,9 +131,10 @@ Test(confine_tables, every_call_the_threads_make_is_listed)
  * thread (reaping its helper at the end). Every thread may. */
 Test(confine_tables, every_thread_may_resume_an_interrupted_sleep)
 {
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
-		cr_expect(find(tables[i], "restart_syscall"), "%s thread lacks restart_syscall",
-			  tables[i]->thread);
+	cr_assert_gt(NR_TABLES, 0);
+	for (size_t i = 0; i < NR_TABLES; i++)
+		cr_expect(find(TABLE(i), "restart_syscall"), "%s thread lacks restart_syscall",
+			  TABLE(i)->thread);
 }
 
 /* The helper runs libslirp: sockets of the Internet families only (no Unix
@@ -625,14 +630,16 @@ Test(confine_report, protections_merge_proc_status_and_the_vmm_report)
 	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(fd, 0);
 	dprintf(fd, "{\"vmm_pid\":1,\"helper_pid\":null,\"seccomp\":\"trap\",\"no_new_privs\":true,"
-		"\"landlock\":2,\"namespaces\":[\"user\",\"mount\",\"ipc\"],\"cgroup\":\"/mvm/own\"}");
+		"\"capabilities\":\"none\",\"landlock\":2,\"namespaces\":[\"user\",\"mount\",\"ipc\"],\"cgroup\":\"/mvm/own\"}");
 	close(fd);
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	o = sb_protections("own", getpid());
 	cr_assert(o);
-	/* This test process has no filter: the file's word does not count. */
+	/* This test process has no filter, and a bounding set: the file's word
+	 * does not count. */
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(o, "seccomp")));
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(o, "no_new_privs")));
+	cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(o, "capabilities")), "kept");
 	cr_expect_eq(cJSON_GetObjectItem(o, "landlock")->valueint, 2);
 	cr_expect_eq(cJSON_GetArraySize(cJSON_GetObjectItem(o, "namespaces")), 3);
 	cr_expect_str_eq(cJSON_GetObjectItem(o, "cgroup")->valuestring, "/mvm/own");
@@ -687,6 +694,7 @@ Test(confine_report, helper_protections_come_from_its_own_status)
 	cr_expect_eq(cJSON_GetObjectItem(h, "landlock")->valueint, 3);
 	cr_expect(cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")));
 	cr_expect(cJSON_IsFalse(cJSON_GetObjectItem(h, "seccomp")));
+	cr_expect_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(h, "capabilities")), "kept");
 	cr_expect_eq(cJSON_GetObjectItem(o, "helper_pid")->valueint, helper);
 	cJSON_Delete(o);
 	kill(helper, SIGKILL);

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_prog.h"
 
 static const struct sc_table *const installed[] = { &sc_table_vcpu, &sc_table_main,
 						    &sc_table_blk, &sc_table_nethelper,
-						    &sc_table_relay };
+						    &sc_table_relay, &sc_table_keeper };
 
 static void expect_same(const struct sc_table *t, bool log, pid_t self)
 {
@@ -42,6 +42,9 @@ Test(seccomp_prog, every_table_equals_libseccomps_build)
 {
 	const pid_t pids[] = { 4194304, 123457 };
 
+	cr_expect_eq(sc_nr_progs, sizeof(installed) / sizeof(installed[0]),
+		     "the generator compiles %zu tables, this test knows %zu", sc_nr_progs,
+		     sizeof(installed) / sizeof(installed[0]));
 	for (size_t i = 0; i < sizeof(installed) / sizeof(installed[0]); i++)
 		for (size_t p = 0; p < sizeof(pids) / sizeof(pids[0]); p++) {
 			expect_same(installed[i], false, pids[p]);

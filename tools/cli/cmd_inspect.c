@@ -12,23 +12,26 @@
 static const char inspect_usage[] =
 	"usage: mvm inspect NAME [--json]\n"
 	"Show a sandbox's status, its VMM's and network helper's pids, and which\n"
-	"protections are in force on the VMM: seccomp (from /proc/PID/status),\n"
-	"no_new_privs, landlock (ABI version), namespaces, cgroup; and on the\n"
-	"network helper (mvm-net): seccomp, no_new_privs, landlock, namespaces.\n";
+	"protections are in force on the VMM: seccomp and capabilities (from\n"
+	"/proc/PID/status), no_new_privs, landlock (ABI version), namespaces, cgroup;\n"
+	"and on the network helper (mvm-net): seccomp, no_new_privs, capabilities,\n"
+	"landlock, namespaces.\n";
 
-/* The network helper (mvm-net): its own seccomp, no_new_privs, Landlock,
- * and the namespaces it shares with the VMM. */
+/* The network helper (mvm-net): its own seccomp, no_new_privs,
+ * capabilities, Landlock, and the namespaces it shares with the VMM. */
 static void print_helper(const cJSON *h)
 {
 	const cJSON *sc = cJSON_GetObjectItem(h, "seccomp"), *ll = cJSON_GetObjectItem(h, "landlock");
+	const cJSON *caps = cJSON_GetObjectItem(h, "capabilities");
 	char abi[16] = "no", *ns = cJSON_PrintUnformatted(cJSON_GetObjectItem(h, "namespaces"));
 
 	if (cJSON_IsNumber(ll))
 		snprintf(abi, sizeof(abi), "ABI %d", ll->valueint);
-	printf("helper pid:  %d (seccomp: %s, no_new_privs: %s, landlock: %s, namespaces: %s)\n",
+	printf("helper pid:  %d (seccomp: %s, no_new_privs: %s, capabilities: %s, landlock: %s, "
+	       "namespaces: %s)\n",
 	       cJSON_GetObjectItem(h, "pid")->valueint, cJSON_IsString(sc) ? sc->valuestring : "no",
-	       cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")) ? "yes" : "no", abi,
-	       ns ? ns : "[]");
+	       cJSON_IsTrue(cJSON_GetObjectItem(h, "no_new_privs")) ? "yes" : "no",
+	       cJSON_IsString(caps) ? caps->valuestring : "?", abi, ns ? ns : "[]");
 	free(ns);
 }
 
@@ -54,6 +57,8 @@ static void print_text(const cJSON *o)
 	printf("seccomp:     %s\n", cJSON_IsString(v) ? v->valuestring : "no");
 	printf("no_new_privs: %s\n",
 	       cJSON_IsTrue(cJSON_GetObjectItem(p, "no_new_privs")) ? "yes" : "no");
+	v = cJSON_GetObjectItem(p, "capabilities");
+	printf("capabilities: %s\n", cJSON_IsString(v) ? v->valuestring : "?");
 	v = cJSON_GetObjectItem(p, "landlock");
 	if (cJSON_IsNumber(v))
 		printf("landlock:    ABI %d\n", v->valueint);

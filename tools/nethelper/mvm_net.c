@@ -8,7 +8,7 @@
  * SOCK_SEQPACKET socket to the VMM (fd 3), the host network, and
  * /etc/resolv.conf for libslirp. It sees only frames the VMM's policy
  * engine already allowed. Confined before it says hello: process hygiene,
- * Landlock (that one file), its own seccomp table
+ * Landlock (that one file), no capability, its own seccomp table
  * (vmm/confine/seccomp_nethelper.c). It dies with the VMM: parent-death
  * signal, and end-of-file on its socket.
  *
@@ -27,6 +27,7 @@
 #include "common/fatal_signal.h"
 #include "common/log.h"
 #include "devices/net_relay.h"
+#include "vmm/confine/caps.h"
 #include "vmm/confine/hygiene.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/seccomp_filter.h"
@@ -91,6 +92,12 @@ static int confine(char *err, size_t errlen)
 		log_warn("mvm-net: landlock: %s", strerror(-abi));
 		abi = 0;
 	}
+	/* It started with none (an exec by a user that is not root in the
+	 * namespace, with no bounding set left: confine_caps_bound() in the
+	 * VMM); this makes sure of it, before the filter forbids capset. */
+	ret = confine_caps_drop();
+	if (ret)
+		log_info("mvm-net: capabilities: %s: some are kept", strerror(-ret));
 	confine_seccomp_report_as("mvm-net: seccomp: the network helper");
 	ret = confine_seccomp_thread(&sc_table_nethelper);
 	if (ret) {

@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "common/file_io.h"
 #include "devices/virtio_devices.h"
+#include "vmm/confine/caps.h"
 #include "vmm/confine/landlock.h"
 #include "vmm/confine/namespaces.h"
 #include "vmm/confine/pidns.h"
@@ -133,7 +134,7 @@ static void helper_report(cJSON *o, struct vm *vm, pid_t pid, int ns)
 }
 
 static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, int abi,
-			 const char *cgroup)
+			 bool caps_none, const char *cgroup)
 {
 	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
 	char *s;
@@ -143,6 +144,7 @@ static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, 
 	helper_report(o, vm, helper, ns & confine_pidns_flags());
 	cJSON_AddStringToObject(o, "seccomp", confine_seccomp_log_mode() ? "log" : "trap");
 	cJSON_AddBoolToObject(o, "no_new_privs", true);
+	cJSON_AddStringToObject(o, "capabilities", caps_none ? "none" : "kept");
 	if (abi > 0)
 		cJSON_AddNumberToObject(o, "landlock", abi);
 	else
@@ -165,7 +167,7 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 {
 	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL }, *wd[VM_MAX_DISKS + 1];
 	char cg[PATH_MAX], evdir[PATH_MAX];
-	int ns, abi, cg_ret, ret;
+	int ns, abi, cg_ret, caps, ret;
 	pid_t helper;
 
 	/* `mvm run --events FILE`: the denials go to a file the user named,
@@ -203,11 +205,21 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 	 * namespace hides nothing unless hide_others() succeeded). */
 	if (ns <= 0)
 		ns = confine_pidns_flags() & ~CONFINE_NS_MOUNT;
+	/* Namespaces, mounts, cgroup and Landlock are done: no capability is
+	 * needed from here on. Still single-threaded (the threads vm_run makes
+	 * inherit none), and before the filters, which forbid capset and prctl. */
+	caps = confine_caps_drop();
+	start_trace("confine: capabilities");
+	if (caps && (ns & CONFINE_NS_USER))
+		log_warn("capabilities: %s: some are kept", strerror(-caps));
+	else if (caps)
+		log_info("capabilities: the bounding set stays full (no user namespace: %s)",
+			 strerror(-caps));
 	/* The helper set itself up meanwhile; the report names its Landlock. */
 	ret = virtio_net_ready(vm, err, errlen);
 	start_trace("confine: helper ready");
 	if (!ret)
-		write_report(name, vm, helper, ns, abi, cg_ret ? NULL : cg);
+		write_report(name, vm, helper, ns, abi, !caps, cg_ret ? NULL : cg);
 	return ret;
 }
 
@@ -225,18 +237,21 @@ static int status_field(const char *text, const char *field)
 	return -1;
 }
 
-/* seccomp and no_new_privs of @o's process from its /proc/PID/status text. */
+/* seccomp, no_new_privs and capabilities of @o's process from its
+ * /proc/PID/status text: "none" when each of its five sets is empty. */
 static void kernel_word(cJSON *o, const char *status, bool log_mode)
 {
 	int seccomp = status_field(status, "Seccomp");
 
 	cJSON_DeleteItemFromObject(o, "seccomp");
 	cJSON_DeleteItemFromObject(o, "no_new_privs");
+	cJSON_DeleteItemFromObject(o, "capabilities");
 	if (seccomp == 2)
 		cJSON_AddStringToObject(o, "seccomp", log_mode ? "log" : "filter");
 	else
 		cJSON_AddFalseToObject(o, "seccomp");
 	cJSON_AddBoolToObject(o, "no_new_privs", status_field(status, "NoNewPrivs") == 1);
+	cJSON_AddStringToObject(o, "capabilities", confine_caps_none(status) == 1 ? "none" : "kept");
 }
 
 /* The helper object: what the kernel says of it, or null once it is gone. */

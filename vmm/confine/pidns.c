@@ -31,7 +31,9 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "vmm/confine/caps.h"
 #include "vmm/confine/pidns.h"
+#include "vmm/confine/seccomp_filter.h"
 
 static int in_force;
 static pid_t host_self;
@@ -92,19 +94,55 @@ void confine_pidns_seal(void)
 	host_proc = -1;
 }
 
+/*
+ * The keeper confines itself: no capability (it holds all of the new user
+ * namespace's), and its own seccomp filter (confine/seccomp_keeper.c:
+ * waiting and ending). It may not change a signal's disposition once
+ * filtered, so it notes now in @dfl which signals would end it as they
+ * ended the VMM (those at SIG_DFL; SIGSYS is the filter's handler).
+ */
+static void keeper_confine(sigset_t *dfl)
+{
+	struct sigaction sa;
+	int ret;
+
+	sigemptyset(dfl);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGSYS && !sigaction(sig, NULL, &sa) && sa.sa_handler == SIG_DFL &&
+		    !(sa.sa_flags & SA_SIGINFO))
+			sigaddset(dfl, sig);
+	ret = confine_caps_drop();
+	if (ret)
+		log_warn("the PID namespace's keeper keeps capabilities: %s", strerror(-ret));
+	confine_seccomp_report_as("mvm vmm: seccomp: the PID namespace's keeper");
+	ret = confine_seccomp_thread(&sc_table_keeper);
+	if (ret)
+		log_warn("the PID namespace's keeper: seccomp: %s", strerror(-ret));
+}
+
+/* The keeper's end: exit_group itself, as its filter allows (a sanitizer's
+ * _exit would first take down its signal stack: sigaltstack). */
+_Noreturn static void keeper_exit(int status)
+{
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
 /* The parent: the child's life, mirrored; never returns. */
 _Noreturn static void wait_child(pid_t child)
 {
+	sigset_t dfl;
 	int st = 0;
 
+	keeper_confine(&dfl);
 	while (waitpid(child, &st, 0) < 0 && errno == EINTR)
 		;
 	if (WIFSIGNALED(st)) {
-		signal(WTERMSIG(st), SIG_DFL);
-		raise(WTERMSIG(st));
-		_exit(128 + WTERMSIG(st));
+		if (sigismember(&dfl, WTERMSIG(st)))
+			raise(WTERMSIG(st));
+		keeper_exit(128 + WTERMSIG(st));
 	}
-	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+	keeper_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
 /* As pid 1 of its namespace the kernel spares us the signals we have no
@@ -166,7 +204,7 @@ static int child_setup(int alive_fd)
 
 int confine_pidns_enter(void)
 {
-	int alive[2], ret;
+	int alive[2], ret, err;
 	pid_t child;
 
 	ret = confine_userns(CLONE_NEWPID);
@@ -183,7 +221,13 @@ int confine_pidns_enter(void)
 	}
 	if (child == 0) {
 		close(alive[1]);
-		return child_setup(alive[0]);
+		ret = child_setup(alive[0]);
+		/* Nothing can be gained from here on (an exec: the network
+		 * helper); the effective set stays for the namespaces and
+		 * mounts still to make, and goes at confinement. */
+		if ((err = confine_caps_bound()))
+			log_warn("capabilities: %s: the bounding set stays", strerror(-err));
+		return ret;
 	}
 	close(alive[0]);	/* alive[1] stays open as long as we live */
 	wait_child(child);

@@ -10,13 +10,17 @@
  * First thing on a VMM's start path, single-threaded, before anything is set
  * up (KVM ties a VM to the process that made it, so the VMM cannot move into
  * a PID namespace later; unshare(CLONE_NEWPID) moves only the children):
- * new user and PID namespaces, then a fork. The parent, left in the host's
- * PID namespace, only waits: it exits as the child does (the child's exit
- * status, or the same signal), so whoever watches it (sb_start, mvm run)
- * still sees the VMM's life. The child returns: pid 1 of the new namespace,
- * killed (SIGKILL) if the parent dies, in a new mount and IPC namespace too,
- * with a /proc of its own namespace, so the network helper it starts later
- * shares all of that: neither sees nor signals any host process.
+ * new user and PID namespaces, then a fork. The parent (the keeper), left
+ * in the host's PID namespace, drops every capability, installs its own
+ * seccomp filter (confine/seccomp_keeper.c) and only waits: it exits as the
+ * child does (the child's exit status, or the same signal), so whoever
+ * watches it (sb_start, mvm run) still sees the VMM's life. The child
+ * returns: pid 1 of the new namespace, killed (SIGKILL) if the parent dies,
+ * in a new mount and IPC namespace too, with a /proc of its own namespace,
+ * so the network helper it starts later shares all of that: neither sees
+ * nor signals any host process. It keeps its effective capabilities for the
+ * rest of set-up, but can gain none (confine_caps_bound(): what it execs,
+ * the network helper, starts with none).
  *
  * Returns, in the child, the CONFINE_NS_* now in force (CONFINE_NS_USER,
  * CONFINE_NS_PID, and CONFINE_NS_MOUNT | CONFINE_NS_IPC where those were

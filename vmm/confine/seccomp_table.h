@@ -2,7 +2,8 @@
  * The per-thread seccomp filters as data: one table per kind of thread
  * (confine/seccomp_vcpu.c, confine/seccomp_main.c, confine/seccomp_blk.c,
  * the network helper's confine/seccomp_nethelper.c, the relay's
- * confine/seccomp_relay.c), compiled to BPF at build time
+ * confine/seccomp_relay.c, the PID namespace's keeper's
+ * confine/seccomp_keeper.c), compiled to BPF at build time
  * (confine/gen/seccomp_gen.c) and installed by confine/seccomp_filter.c. A table names the system calls its thread may
  * make once set-up is done; a few carry an argument rule.
  */
@@ -40,5 +41,6 @@ extern const struct sc_table sc_table_main;	/* the event loop: devices, API, sli
 extern const struct sc_table sc_table_blk;	/* virtio-blk I/O threads: disk I/O only */
 extern const struct sc_table sc_table_nethelper; /* mvm-net: libslirp, glib, upstream DNS */
 extern const struct sc_table sc_table_relay;	/* `mvm relay`: loopback to the guest's vsock */
+extern const struct sc_table sc_table_keeper;	/* confine/pidns.c's keeper: waits, mirrors */
 
 #endif

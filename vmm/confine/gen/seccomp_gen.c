@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 #include "vmm/confine/seccomp_prog.h"
 
 /* Every table a process of mvm installs, by its C name. */
@@ -26,6 +26,7 @@ static const struct {
 	{ &sc_table_blk, "sc_table_blk" },
 	{ &sc_table_nethelper, "sc_table_nethelper" },
 	{ &sc_table_relay, "sc_table_relay" },
+	{ &sc_table_keeper, "sc_table_keeper" },
 };
 
 /* Two pids no compare would hold by chance (realistic: below 2^22). */

@@ -1,11 +1,11 @@
-/* Seccomp tables compiled by libseccomp (confine/seccomp_build.h). */
+/* Seccomp tables compiled by libseccomp (confine/gen/seccomp_build.h). */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/confine/seccomp_build.h"
+#include "vmm/confine/gen/seccomp_build.h"
 
 char *sc_build_syscall_name(int nr)
 {

@@ -2,7 +2,8 @@
  * A seccomp table (confine/seccomp_table.h) compiled to BPF by libseccomp.
  * Build-time only: the generator (confine/gen/seccomp_gen.c) emits the
  * programs the VMM installs, and the unit tests check them against this.
- * Nothing in mvm or mvm-net links it (they never map libseccomp).
+ * It is not in libmvm (hence this folder): nothing in mvm or mvm-net links
+ * it, and they never map libseccomp.
  */
 #ifndef MVM_CONFINE_SECCOMP_BUILD_H
 #define MVM_CONFINE_SECCOMP_BUILD_H
