@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +109,11 @@ static int listen_loopback(uint16_t *port)
 	return fd;
 }
 
-/* The grandchild: detached, listeners as 3.., output to relay.log, then exec. */
+/* The grandchild: detached, listeners as 3.., output to relay.log, then
+ * exec. @report_fd stays open (close-on-exec) until the exec, so the
+ * caller's read of it ends exactly when `mvm relay` runs (or the child
+ * died): before that, /proc/PID/cmdline is still the CLI's, and a stop
+ * right after the start would not have recognised the relay to kill it. */
 static void relay_child(const char *name, const char *self_exe, const int *lfd,
 			const uint16_t *gports, int n, int report_fd)
 {
@@ -138,9 +143,22 @@ static void relay_child(const char *name, const char *self_exe, const int *lfd,
 	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	dup2(fd, 1);
 	dup2(fd, 2);
-	close_range(3 + (unsigned)n, ~0U, 0);
+	if (close_range(3 + (unsigned)n, ~0U, CLOSE_RANGE_CLOEXEC))
+		close_range(3 + (unsigned)n, ~0U, 0);	/* before Linux 5.11 */
 	execv(self_exe, argv);
 	_exit(127);
+}
+
+/* Until every copy of the pipe's write end is gone: the grandchild's
+ * goes at its exec (relay_child). Bounded: a child stuck before its exec
+ * is treated as started (the pid is known either way). */
+static void wait_exec(int rfd)
+{
+	struct pollfd p = { .fd = rfd, .events = POLLIN };
+	char c;
+
+	while (poll(&p, 1, 5000) == 1 && read(rfd, &c, 1) > 0)
+		;
 }
 
 static int spawn(const char *name, const char *self_exe, const uint16_t *gports, int n,
@@ -165,6 +183,8 @@ static int spawn(const char *name, const char *self_exe, const uint16_t *gports,
 		close(pfd[1]);
 		if (child < 0 || read(pfd[0], &pid, sizeof(pid)) != sizeof(pid) || pid <= 0)
 			ret = -ECHILD;
+		else
+			wait_exec(pfd[0]);
 		close(pfd[0]);
 		if (child > 0)
 			waitpid(child, NULL, 0);
