@@ -214,7 +214,7 @@ static int take_layers(const char *tdir, const struct snap_dir_info *in, const c
 static int take_config(const struct sb_template_start *o, const char *tdir,
 		       const struct snap_dir_info *in, char *err, size_t errlen)
 {
-	char src[PATH_MAX + 16], dst[PATH_MAX];
+	char src[PATH_MAX + 16], dst[PATH_MAX], why[512];
 	struct sb_config c;
 	struct timespec t;
 	int ret;
@@ -229,8 +229,10 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 		snprintf(err, errlen, "template configuration: %s", strerror(-ret));
 		return ret;
 	}
-	ret = sb_snap_config_ok(&c, in, err, errlen);
-	if (!ret && c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
+	ret = sb_snap_config_ok(&c, in, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "template %s: %s", o->tpl, why);
+	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
 		ret = -EINVAL, snprintf(err, errlen, "template %s has no network device: "
 					 "network options do not apply", o->tpl);
 	else if (!c.net_off && !o->net->enabled)
