@@ -401,6 +401,24 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 	return 0;
 }
 
+/* A device section of @st is a network device's (its name leads it). */
+static bool has_net_device(const struct snap_state *st)
+{
+	for (uint32_t i = 0; i < st->nr_sections; i++) {
+		const uint8_t *name;
+		struct snap_r r;
+		uint32_t n;
+
+		if (st->sec[i].type != SNAP_SEC_DEV)
+			continue;
+		snap_r_init(&r, st->sec[i].data, st->sec[i].len);
+		name = snap_r_blob(&r, 64, &n);
+		if (name && n == strlen(SNAP_NET_DEVICE) && !memcmp(name, SNAP_NET_DEVICE, n))
+			return true;
+	}
+	return false;
+}
+
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
 {
 	struct snap_state *st = calloc(1, sizeof(*st));
@@ -431,6 +449,7 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 		goto out;
 	}
 	out->has_base = sec != NULL;
+	out->has_net = has_net_device(st);
 	out->ram_size = st->h.ram_size;
 	out->ncpus = (int)st->h.ncpus;
 	if (out->f[0].size != out->ram_size) {

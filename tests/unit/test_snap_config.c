@@ -50,6 +50,7 @@ static struct snap_dir_info *state(struct sb_config *c)
 	cr_assert(in);
 	in->ram_size = 256 << 20;
 	in->ncpus = 2;
+	in->has_net = true;
 	*c = (struct sb_config){ .disk = "data.img", .disk_format = "raw", .cpus = 2,
 				 .mem = 256 << 20 };
 	return in;
@@ -77,6 +78,24 @@ Test(snap_config, memory_and_vcpus_must_be_the_states)
 	cr_assert(strstr(err, "memory or vCPUs"), "%s", err);
 	c.mem = in->ram_size;
 	c.cpus = 4;
+	cr_assert_eq(sb_snap_config_ok(&c, in, err, sizeof(err)), -EINVAL);
+	free(in);
+}
+
+/* A network device, or none, as the state has: an edit is refused before
+ * the VMM builds one the state cannot load into. */
+Test(snap_config, the_network_device_must_be_the_states)
+{
+	struct sb_config c;
+	struct snap_dir_info *in = state(&c);
+	char err[512] = "";
+
+	c.net_off = true;
+	cr_assert_eq(sb_snap_config_ok(&c, in, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "network device"), "%s", err);
+	in->has_net = false;
+	cr_assert_eq(sb_snap_config_ok(&c, in, err, sizeof(err)), 0, "%s", err);
+	c.net_off = false;
 	cr_assert_eq(sb_snap_config_ok(&c, in, err, sizeof(err)), -EINVAL);
 	free(in);
 }

@@ -54,6 +54,11 @@ int sb_snap_config_ok(const struct sb_config *c, const struct snap_dir_info *in,
 		snprintf(err, errlen, "its configuration does not match its state (memory or vCPUs)");
 		return -EINVAL;
 	}
+	if (c->net_off == in->has_net) {
+		snprintf(err, errlen, "its configuration and its state disagree about the network "
+			 "device (edited?): refusing it");
+		return -EINVAL;
+	}
 	ret = sb_config_base_ok(c, in, err, errlen);
 	if (!ret && (ret = sb_config_refs_ok(c, why, sizeof(why))))
 		snprintf(err, errlen, "%s (edited?): refusing it", why);

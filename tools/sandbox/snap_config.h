@@ -20,8 +20,8 @@
  *   disk                a plain file name in the state dir (sb_config_load)
  *   publish, dns_server the new sandbox's own options, never the copy's
  *   mac, name, created  the new sandbox's own
+ *   net                 must match the state's devices (a NIC or none)
  *   env, cmdline, cid   kept: they reach only the guest (the attacker anyway)
- *   net                 kept: the state's devices must match it to load
  */
 #ifndef MVM_SNAP_CONFIG_H
 #define MVM_SNAP_CONFIG_H
@@ -45,7 +45,8 @@ int sb_config_base_ok(const struct sb_config *c, const struct snap_dir_info *in,
 int sb_config_refs_ok(const struct sb_config *c, char *err, size_t errlen);
 
 /* The whole check of a start's copy @c against the state @in: memory and
- * vCPUs, the base (sb_config_base_ok), no other file (sb_config_refs_ok).
+ * vCPUs, the network device, the base (sb_config_base_ok), no other file
+ * (sb_config_refs_ok).
  * 0 or -EINVAL with @err. Pure. */
 int sb_snap_config_ok(const struct sb_config *c, const struct snap_dir_info *in, char *err,
 		      size_t errlen);
