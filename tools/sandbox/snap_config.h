@@ -46,8 +46,7 @@ int sb_config_refs_ok(const struct sb_config *c, char *err, size_t errlen);
 
 /* The whole check of a start's copy @c against the state @in: memory and
  * vCPUs, the network device, the base (sb_config_base_ok), no other file
- * (sb_config_refs_ok).
- * 0 or -EINVAL with @err. Pure. */
+ * (sb_config_refs_ok). 0 or -EINVAL with @err. Pure. */
 int sb_snap_config_ok(const struct sb_config *c, const struct snap_dir_info *in, char *err,
 		      size_t errlen);
 
