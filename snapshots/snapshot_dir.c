@@ -11,6 +11,7 @@
 
 #include "common/start_trace.h"
 #include "common/crc32c.h"
+#include "devices/virtio_mmio.h"
 #include "images/qcow2.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -401,9 +402,13 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 	return 0;
 }
 
-/* A device section of @st is a network device's (its name leads it). */
+/* A device section of @st is a network device's: a virtio-mmio device (its
+ * name leads the section) whose saved state starts with the net device id
+ * (devices/virtio_mmio_snap.c). */
 static bool has_net_device(const struct snap_state *st)
 {
+	static const char mmio[] = "virtio-mmio";
+
 	for (uint32_t i = 0; i < st->nr_sections; i++) {
 		const uint8_t *name;
 		struct snap_r r;
@@ -413,7 +418,8 @@ static bool has_net_device(const struct snap_state *st)
 			continue;
 		snap_r_init(&r, st->sec[i].data, st->sec[i].len);
 		name = snap_r_blob(&r, 64, &n);
-		if (name && n == strlen(SNAP_NET_DEVICE) && !memcmp(name, SNAP_NET_DEVICE, n))
+		if (name && n == strlen(mmio) && !memcmp(name, mmio, n) &&
+		    snap_r_u32(&r) == VIRTIO_ID_NET && !r.err)
 			return true;
 	}
 	return false;

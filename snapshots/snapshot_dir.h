@@ -37,8 +37,6 @@ struct snap_file {
 	uint32_t crc;
 };
 
-#define SNAP_NET_DEVICE "virtio-net"	/* the network device's section name */
-
 struct snap_dir_info {
 	uint64_t ram_size;
 	int ncpus;
@@ -46,7 +44,7 @@ struct snap_dir_info {
 	struct snap_file f[SNAP_MAX_FILES];
 	bool has_base;		/* the layers end in @base, outside the directory */
 	struct snap_base base;
-	bool has_net;		/* the state has a SNAP_NET_DEVICE (a NIC) */
+	bool has_net;		/* the state has a network device (a NIC) */
 };
 
 /* VMM side: write a snapshot of the running @vm into the empty directory

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices/virtio_mmio.h"
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/state_file.h"
 #include "snapshots/template.h"
@@ -19,6 +20,7 @@
 static char dir[64];
 static char err[512];
 static const char *device;	/* a device section of this name in the next state */
+static uint32_t device_id;	/* its virtio device id */
 
 static void put(const char *name, const void *p, size_t n, off_t size)
 {
@@ -78,6 +80,7 @@ static void make_snapshot_on(const char *l1, const char *l2, const struct snap_b
 		struct snap_w d = { 0 };
 
 		snap_w_blob(&d, device, (uint32_t)strlen(device));
+		snap_w_u32(&d, device_id);
 		snap_state_section(&w, SNAP_SEC_DEV, 1, 1, d.p, d.len);
 		snap_w_free(&d);
 	}
@@ -128,11 +131,17 @@ Test(snap_dir, network_device_is_seen)
 	make_snapshot("base.img", "layer-1.qcow2");
 	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
 	cr_assert_not(in.has_net);
-	device = "virtio-blk";
+	device = "virtio-mmio";
+	device_id = VIRTIO_ID_BLOCK;
 	make_snapshot("base.img", "layer-1.qcow2");
 	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
 	cr_assert_not(in.has_net);
-	device = SNAP_NET_DEVICE;
+	device = "serial";
+	device_id = VIRTIO_ID_NET;	/* not a virtio device: not its id */
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(in.has_net);
+	device = "virtio-mmio";
 	make_snapshot("base.img", "layer-1.qcow2");
 	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
 	cr_assert(in.has_net);
