@@ -11,6 +11,7 @@
 
 #include "common/start_trace.h"
 #include "common/crc32c.h"
+#include "devices/virtio_mmio.h"
 #include "images/qcow2.h"
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
@@ -401,6 +402,29 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 	return 0;
 }
 
+/* A device section of @st is a network device's: a virtio-mmio device (its
+ * name leads the section) whose saved state starts with the net device id
+ * (devices/virtio_mmio_snap.c). */
+static bool has_net_device(const struct snap_state *st)
+{
+	static const char mmio[] = "virtio-mmio";
+
+	for (uint32_t i = 0; i < st->nr_sections; i++) {
+		const uint8_t *name;
+		struct snap_r r;
+		uint32_t n;
+
+		if (st->sec[i].type != SNAP_SEC_DEV)
+			continue;
+		snap_r_init(&r, st->sec[i].data, st->sec[i].len);
+		name = snap_r_blob(&r, 64, &n);
+		if (name && n == strlen(mmio) && !memcmp(name, mmio, n) &&
+		    snap_r_u32(&r) == VIRTIO_ID_NET && !r.err)
+			return true;
+	}
+	return false;
+}
+
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
 {
 	struct snap_state *st = calloc(1, sizeof(*st));
@@ -431,6 +455,7 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 		goto out;
 	}
 	out->has_base = sec != NULL;
+	out->has_net = has_net_device(st);
 	out->ram_size = st->h.ram_size;
 	out->ncpus = (int)st->h.ncpus;
 	if (out->f[0].size != out->ram_size) {

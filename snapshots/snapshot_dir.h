@@ -44,6 +44,7 @@ struct snap_dir_info {
 	struct snap_file f[SNAP_MAX_FILES];
 	bool has_base;		/* the layers end in @base, outside the directory */
 	struct snap_base base;
+	bool has_net;		/* the state has a network device (a NIC) */
 };
 
 /* VMM side: write a snapshot of the running @vm into the empty directory

@@ -7,7 +7,8 @@
 # sandbox references the store's image instead of copying it; a sandbox from
 # the template sees the source's root; once the image changes, a start from
 # the template is refused with nothing left behind. An image given by path
-# cannot be referenced: a template of it is refused before the source pauses.
+# cannot be referenced: a template, snapshot or fork of it is refused before
+# the source pauses.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -56,8 +57,19 @@ no-note" "$(cat "$T/out")"
 t_tpl=$(date +%s%N)
 run_mvm template create tpath --from img2
 refused "a template of an image given by path" "root.img is not an image of the image store" "$T/templates/tpath"
+# Nor a snapshot or a fork of it (its restore would be refused): refused
+# the same way, naming the fix, before the source pauses; nothing written.
+SANDBOXES="$SANDBOXES fpath"
+run_mvm snapshot img2 "$T/snap-path"
+refused "a snapshot of an image given by path" \
+	"cannot snapshot img2: .*root.img is not an image of the image store.*--image NAME" "$T/snap-path"
+run_mvm fork img2 fpath
+refused "a fork of an image given by path" \
+	"cannot fork img2: .*root.img is not an image of the image store.*--image NAME" "$MVM_STATE_DIR/fpath"
+[ ! -e "$MVM_STATE_DIR/img2/snapshot.out" ] || fail "a refused snapshot reached the VMM"
+! grep -q '"snapshot"' "$MVM_STATE_DIR/img2/events.jsonl" || fail "the source was paused for a snapshot"
 run_mvm exec img2 -- cat /etc/marker
-expect_eq "the source runs on after a refused template" "image-root" "$(cat "$T/out")"
+expect_eq "the source runs on after a refused template, snapshot and fork" "image-root" "$(cat "$T/out")"
 run_mvm rm -f img2
 expect_eq "rm the second" 0 "$rc"
 

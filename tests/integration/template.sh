@@ -5,11 +5,39 @@
 # hostnames and MAC addresses. A template survives its source's removal,
 # `template rm` is refused while a sandbox uses it, and a template whose
 # memory file changed after creation is refused at start with nothing left
-# behind. A --template naming only an image is refused as such.
+# behind, and so is one whose config.json was edited to name a host file
+# (kernel, disk); a snapshot's likewise, and a restore takes no network
+# setting from it. A --template naming only an image is refused as such.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 export MVM_TEMPLATE_DIR="$T/templates"
 
+# tamper DIR PYTHON: edit DIR/config.json (as c) as anyone with the user's
+# rights could, unseen by a template's stat check: in place (same inode),
+# its old modification time put back, template.json's record of its size
+# (when DIR has one) made to match.
+tamper() {
+	chmod u+w "$1"/*.json
+	python3 - "$1" "$2" <<'PY' || fail "tampering with $1/config.json"
+import json, os, sys
+d, edit = sys.argv[1], sys.argv[2]
+p, m = d + "/config.json", d + "/template.json"
+st = os.stat(p)
+c = json.load(open(p))
+exec(edit)
+with open(p, "r+") as f:
+    f.truncate(0)
+    f.write(json.dumps(c))
+os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+if os.path.exists(m):
+    meta = json.load(open(m))
+    for e in meta["files"]:
+        if e["name"] == "config.json":
+            e["size"] = os.stat(p).st_size
+    with open(m, "w") as f:
+        json.dump(meta, f)
+PY
+}
 why() {
 	"$MVM" logs "$1" 2>&1 | grep -v '^\[' | tail -25 >&2
 	fail "$2"
@@ -85,6 +113,41 @@ run_mvm template rm tpl
 [ "$rc" = 125 ] || fail "template rm while in use gave $rc"
 expect_match "rm refusal names a user" "in use.*a" "$(cat "$T/err")"
 [ -d "$T/templates/tpl" ] || fail "refused rm removed the template"
+
+# config.json is hostile input too. Edited unseen (tamper), a kernel or a
+# further disk naming a host file would have the new sandbox's VMM open it:
+# refused, nothing is created.
+export HOSTFILE="$T/hostfile"
+echo host-secret > "$HOSTFILE"
+tamper "$T/templates/tpl" 'c["kernel"] = os.environ["HOSTFILE"]'
+run_mvm create k --template tpl
+[ "$rc" = 125 ] || fail "create from a template whose config names a kernel gave $rc: $(cat "$T/err")"
+expect_match "an edited kernel is refused" "kernel $HOSTFILE .*edited" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/k" ] || fail "a refused template start (kernel) left a state directory"
+tamper "$T/templates/tpl" 'c["kernel"] = ""; c["disks"] = [{"path": os.environ["HOSTFILE"], "format": "raw"}]'
+run_mvm run --template tpl -- true
+[ "$rc" = 125 ] || fail "run from a template whose config names a disk gave $rc: $(cat "$T/err")"
+expect_match "an edited disk is refused" "disk $HOSTFILE .*edited" "$(cat "$T/err")"
+tamper "$T/templates/tpl" 'del c["disks"]'
+# A snapshot's config.json alike; its published ports and DNS server are
+# not the restored sandbox's (restore has no network options: none).
+run_mvm snapshot a "$T/snap"
+[ "$rc" = 0 ] || why a "snapshot a: $(cat "$T/err")"
+tamper "$T/snap" 'c["kernel"] = os.environ["HOSTFILE"]'
+run_mvm restore "$T/snap" r
+[ "$rc" = 125 ] || fail "restore of a snapshot whose config names a kernel gave $rc"
+expect_match "restore: an edited kernel is refused" "kernel $HOSTFILE .*edited" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/r" ] || fail "a refused restore left a state directory"
+tamper "$T/snap" 'c["kernel"] = ""; c["publish"] = ["127.0.0.1:47613:22"]; c["dns_server"] = "127.0.0.9"'
+SANDBOXES="$SANDBOXES r"
+run_mvm restore "$T/snap" r
+[ "$rc" = 0 ] || why r "restore: $(cat "$T/err")"
+expect_eq "the restored sandbox's own network settings" "[] ''" "$(python3 -c '
+import json, sys; c = json.load(open(sys.argv[1])); print(c["publish"], repr(c["dns_server"]))' \
+	"$MVM_STATE_DIR/r/config.json")"
+gx r 'cat /data/f'
+expect_eq "the restored sandbox runs" "prepared" "$(cat "$T/out")"
+run_mvm rm -f r
 
 # A changed memory file is refused at start; nothing is created.
 chmod u+w "$T/templates/tpl" "$T/templates/tpl/memory"

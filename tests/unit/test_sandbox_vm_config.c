@@ -11,7 +11,7 @@
 
 #include "tools/sandbox/sandbox.h"
 #include "snapshots/snapshot_dir.h"
-#include "tools/sandbox/sandbox_restore.h"
+#include "tools/sandbox/snap_config.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 
 static char root[64], dir[128];

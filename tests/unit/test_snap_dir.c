@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devices/virtio_mmio.h"
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/state_file.h"
 #include "snapshots/template.h"
@@ -18,6 +19,8 @@
 
 static char dir[64];
 static char err[512];
+static const char *device;	/* a device section of this name in the next state */
+static uint32_t device_id;	/* its virtio device id */
 
 static void put(const char *name, const void *p, size_t n, off_t size)
 {
@@ -73,6 +76,14 @@ static void make_snapshot_on(const char *l1, const char *l2, const struct snap_b
 	snap_state_section(&w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
 	if (base)
 		snap_base_section(&w, base);
+	if (device) {
+		struct snap_w d = { 0 };
+
+		snap_w_blob(&d, device, (uint32_t)strlen(device));
+		snap_w_u32(&d, device_id);
+		snap_state_section(&w, SNAP_SEC_DEV, 1, 1, d.p, d.len);
+		snap_w_free(&d);
+	}
 	cr_assert_eq(snap_state_finish(&w), 0);
 	put("state", w.p, w.len, (off_t)w.len);
 	snap_w_free(&w);
@@ -109,6 +120,32 @@ Test(snap_dir, intact_snapshot_verifies)
 	cr_assert_eq(in.nfiles, 3);
 	cr_assert_eq(in.ram_size, RAM);
 	cr_assert_str_eq(in.f[2].name, "layer-1.qcow2");
+}
+
+/* Whether the state has a NIC, from its device sections' names: a start
+ * compares it with config.json's "net" before building any device. */
+Test(snap_dir, network_device_is_seen)
+{
+	struct snap_dir_info in;
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(in.has_net);
+	device = "virtio-mmio";
+	device_id = VIRTIO_ID_BLOCK;
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(in.has_net);
+	device = "serial";
+	device_id = VIRTIO_ID_NET;	/* not a virtio device: not its id */
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_not(in.has_net);
+	device = "virtio-mmio";
+	make_snapshot("base.img", "layer-1.qcow2");
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert(in.has_net);
+	device = NULL;
 }
 
 Test(snap_dir, changed_layer_is_refused)

@@ -233,8 +233,9 @@ int sb_config_load(const char *name, struct sb_config *c)
 		return ret;
 	}
 	/* The disk name must stay a plain file name in the state directory
-	 * ("": none, `mvm run` without a data disk). */
-	if (!mac_ok || strchr(c->disk, '/') || c->cpus < 1 ||
+	 * ("": none, `mvm run` without a data disk), never "." or "..". */
+	if (!mac_ok || strchr(c->disk, '/') || !strcmp(c->disk, ".") || !strcmp(c->disk, "..") ||
+	    c->cpus < 1 ||
 	    !format_ok(c->disk_format) ||
 	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/')) {
 		sb_config_free(c);

@@ -58,7 +58,8 @@ static int copy_in(struct sb_create *o)
 static int create_from_template(struct sb_create *o)
 {
 	struct sb_template_start t = { .name = o->c.name, .tpl = o->template_name, .net = &o->net,
-				       .env = o->c.env, .nenv = o->c.nenv };
+				       .env = o->c.env, .nenv = o->c.nenv,
+				       .cpu_quota = o->c.cpu_quota };
 	char err[1024] = "";
 	int ret = sb_template_start(&t, err, sizeof(err));
 

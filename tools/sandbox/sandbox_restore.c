@@ -26,6 +26,7 @@
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/snap_client.h"
+#include "tools/sandbox/snap_config.h"
 
 static int copy_file(const char *src, const char *dst)
 {
@@ -124,20 +125,6 @@ static int write_restore_file(const char *sdir, const char *snapdir)
 	return fclose(fp) ? -EIO : 0;
 }
 
-int sb_config_base_ok(const struct sb_config *c, const struct snap_dir_info *in, char *err,
-		      size_t errlen)
-{
-	bool overlay = !strcmp(c->disk_format, IMAGE_OVERLAY_FORMAT);
-
-	if (in->has_base ? strcmp(c->image, in->base.path) || !overlay || !c->root_on_disk :
-			   c->image[0] || overlay) {
-		snprintf(err, errlen, "its configuration and its state disagree about the base "
-			 "image (edited?): refusing it");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 /* config.json from the snapshot, under the new name, checked against the state. */
 static int take_config(const char *verb, const char *snapdir, const char *name,
 		       const struct snap_dir_info *in)
@@ -157,16 +144,14 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 		cli_err(verb, "snapshot configuration: %s", strerror(-ret));
 		return ret;
 	}
-	if (c.mem != in->ram_size || c.cpus != in->ncpus) {
-		cli_err(verb, "snapshot configuration does not match its state (memory or vCPUs)");
-		sb_config_free(&c);
-		return -EINVAL;
-	}
-	if (sb_config_base_ok(&c, in, err, sizeof(err))) {
+	if (sb_snap_config_ok(&c, in, err, sizeof(err))) {
 		cli_err(verb, "snapshot %s", err);
 		sb_config_free(&c);
 		return -EINVAL;
 	}
+	/* No options of its own: no published port, the host's resolver, and
+	 * (no policy.json) nothing leaves. */
+	sb_snap_config_net(&c, NULL);
 	clock_gettime(CLOCK_REALTIME, &t);
 	c.created = (double)t.tv_sec;
 	ret = sb_config_new_mac(&c);	/* a new machine, not the snapshot's twin */
@@ -244,9 +229,14 @@ int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap)
 
 int sb_snapshot_to(const char *name, const char *path)
 {
-	char dir[PATH_MAX];
-	bool made = mkdir(path, 0700) == 0;
+	char dir[PATH_MAX], err[1024];
+	bool made;
 
+	if (sb_snap_source_ok(name, "snapshot", err, sizeof(err))) {
+		cli_err("snapshot", "%s", err);
+		return -1;
+	}
+	made = mkdir(path, 0700) == 0;
 	if (!made && errno != EEXIST) {
 		cli_err("snapshot", "%s: %s", path, strerror(errno));
 		return -1;
@@ -288,9 +278,13 @@ int sb_restore_new(const char *path, const char *name)
 
 int sb_fork(const char *name, const char *newname)
 {
-	char sdir[PATH_MAX], snapdir[PATH_MAX + 16];
+	char sdir[PATH_MAX], snapdir[PATH_MAX + 16], err[1024];
 	int ret;
 
+	if (sb_snap_source_ok(name, "fork", err, sizeof(err))) {
+		cli_err("fork", "%s", err);
+		return -1;
+	}
 	if (sb_new_state_dir("fork", newname, sdir, sizeof(sdir)))
 		return -1;
 	/* The snapshot lives in the fork's own state dir: rm removes both. */

@@ -4,16 +4,6 @@
 
 #include <stddef.h>
 
-struct sb_config;
-struct snap_dir_info;
-
-/* A snapshot's or template's config.json (hostile, like its state) agrees
- * with its state about the image: the base the state references, exactly,
- * as a root overlay; none when it references none. The VMM then accepts
- * that one file below the sandbox's layers. 0 or -EINVAL with @err. */
-int sb_config_base_ok(const struct sb_config *c, const struct snap_dir_info *in, char *err,
-		      size_t errlen);
-
 /* Ask NAME's VMM to write the snapshot into @dir (existing, empty,
  * absolute), with NAME's config.json beside it. 0 or -errno (printed). */
 int sb_snapshot_into(const char *verb, const char *name, const char *dir);

@@ -21,6 +21,7 @@
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_restore.h"
+#include "tools/sandbox/snap_config.h"
 #include "tools/sandbox/template.h"
 
 #define TPL_SYNC_TIMEOUT_MS (60 * 1000)
@@ -90,24 +91,6 @@ static int fill_stage(const char *tpl, const char *from, const char *stage, char
 	return ret;
 }
 
-/* A template references its source's image from the store, never one given
- * by path: said before the source is paused at all. */
-static int image_referable(const char *from, char *err, size_t errlen)
-{
-	struct sb_config c;
-	char why[400];
-	int ret = sb_config_load(from, &c);
-
-	if (ret) {
-		snprintf(err, errlen, "%s: config.json: %s", from, strerror(-ret));
-		return ret;
-	}
-	if (c.image[0] && (ret = snap_base_in_store(c.image, why, sizeof(why))))
-		snprintf(err, errlen, "cannot make a template of %s: %s", from, why);
-	sb_config_free(&c);
-	return ret;
-}
-
 int sb_template_create(const char *tpl, const char *from, char *err, size_t errlen)
 {
 	char root[PATH_MAX], stage[PATH_MAX], dst[PATH_MAX];
@@ -126,7 +109,8 @@ int sb_template_create(const char *tpl, const char *from, char *err, size_t errl
 		snprintf(err, errlen, "a template named %s already exists (mvm template rm %s)", tpl, tpl);
 		return -EEXIST;
 	}
-	ret = image_referable(from, err, errlen);
+	/* Before the source is paused at all. */
+	ret = sb_snap_source_ok(from, "make a template of", err, errlen);
 	if (ret)
 		return ret;
 	ret = mkdir_p(root, 0700);
@@ -230,7 +214,7 @@ static int take_layers(const char *tdir, const struct snap_dir_info *in, const c
 static int take_config(const struct sb_template_start *o, const char *tdir,
 		       const struct snap_dir_info *in, char *err, size_t errlen)
 {
-	char src[PATH_MAX + 16], dst[PATH_MAX];
+	char src[PATH_MAX + 16], dst[PATH_MAX], why[512];
 	struct sb_config c;
 	struct timespec t;
 	int ret;
@@ -245,10 +229,9 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 		snprintf(err, errlen, "template configuration: %s", strerror(-ret));
 		return ret;
 	}
-	if (c.mem != in->ram_size || c.cpus != in->ncpus)
-		ret = -EINVAL, snprintf(err, errlen, "template configuration does not match its state");
-	else if (sb_config_base_ok(&c, in, err, errlen))
-		ret = -EINVAL;
+	ret = sb_snap_config_ok(&c, in, why, sizeof(why));
+	if (ret)
+		snprintf(err, errlen, "template %s: %s", o->tpl, why);
 	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
 		ret = -EINVAL, snprintf(err, errlen, "template %s has no network device: "
 					 "network options do not apply", o->tpl);
@@ -257,12 +240,8 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 					 "--net none (no rule: nothing leaves)", o->tpl);
 	for (int i = 0; !ret && i < o->nenv && c.nenv < SB_MAX_ENV; i++)
 		c.env[c.nenv++] = strdup(o->env[i]);
-	for (int i = 0; i < c.npublish; i++)
-		free(c.publish[i]);
-	c.npublish = 0;
-	for (int i = 0; !ret && i < o->net->nr_publish && i < SB_MAX_PUBLISH; i++)
-		c.publish[c.npublish++] = strdup(o->net->publish[i]);
-	snprintf(c.dns_server, sizeof(c.dns_server), "%s", o->net->dns_server ? o->net->dns_server : "");
+	sb_snap_config_net(&c, o->net);
+	c.cpu_quota = o->cpu_quota;
 	snprintf(c.name, sizeof(c.name), "%s", o->name);
 	snprintf(c.template_name, sizeof(c.template_name), "%s", o->tpl);
 	clock_gettime(CLOCK_REALTIME, &t);

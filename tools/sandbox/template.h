@@ -32,6 +32,7 @@ struct sb_template_start {
 	const struct vm_net *net;	/* its own policy; never the template's */
 	char **env;			/* K=V added to the template's, for every exec */
 	int nenv;
+	int cpu_quota;			/* its own --cpu-quota (0: none), never the template's */
 };
 
 /*
