@@ -95,6 +95,39 @@ for host in ("127.0.0.1:" + p, "localhost:" + p):
     assert v["webSocketDebuggerUrl"].startswith("ws://%s/devtools/browser/" % host), v
 PY
 
+# A web page in the user's browser (docs/browser-image.md): Chromium refuses
+# a DevTools WebSocket whose Origin is another site's and an HTTP request
+# whose Host is a DNS-rebound name (it sees both as sent: the relay passes
+# them on), while CDP libraries (no Origin) connect. noVNC's websockify
+# checks neither, so the relay does: the same requests get its 403, and the
+# user's own noVNC page (Origin http://127.0.0.1:PORT) reaches VNC.
+step "Origin and Host checks"
+page=$(python3 -c 'import json, sys, urllib.request
+v = json.load(urllib.request.urlopen("http://127.0.0.1:%s/json/list" % sys.argv[1], timeout=120))
+print([t for t in v if t["type"] == "page"][0]["webSocketDebuggerUrl"].split("/", 3)[3])' "$port") ||
+	fail "no page target in /json/list"
+browser_path=/$(jget "$ep" ws | cut -d/ -f4-)
+python3 tests/integration/origin_probe.py "$port" > "$T/probe" 2>&1 <<CASES || cdp_fail "DevTools origin checks: $(grep -v '^ok' "$T/probe")"
+ws $browser_path 127.0.0.1:{p} http://evil.example refused
+ws /$page 127.0.0.1:{p} http://evil.example refused
+ws $browser_path evil.example:{p} http://evil.example:{p} refused
+get /json/version evil.example:{p} - refused
+get /json/list evil.example:{p} http://evil.example:{p} refused
+ws $browser_path 127.0.0.1:{p} - 101
+ws /$page 127.0.0.1:{p} - 101
+get /json/version 127.0.0.1:{p} - 200
+CASES
+sed 's/^/  cdp: /' "$T/probe" >&2
+vnc_port=$(echo "$vnc" | cut -d: -f3 | cut -d/ -f1)
+python3 tests/integration/origin_probe.py "$vnc_port" > "$T/probe" 2>&1 <<'CASES' || cdp_fail "noVNC origin checks: $(grep -v '^ok' "$T/probe")"
+ws /websockify 127.0.0.1:{p} http://evil.example refused
+ws /websockify evil.example:{p} http://evil.example:{p} refused
+get /vnc.html evil.example:{p} - refused
+ws /websockify 127.0.0.1:{p} http://127.0.0.1:{p} rfb
+ws /websockify localhost:{p} - rfb
+CASES
+sed 's/^/  vnc: /' "$T/probe" >&2
+
 # The form, through puppeteer's connect({browserURL}).
 step "puppeteer: form"
 cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || cdp_fail "puppeteer: form"
