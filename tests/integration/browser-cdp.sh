@@ -6,7 +6,9 @@
 # fails (NXDOMAIN) and shows in `mvm events`; the browser cannot reach the
 # host's loopback; the endpoint answers on host 127.0.0.1 only; `mvm
 # screenshot` is a PNG of the display's size that is not blank; Chromium
-# runs sandboxed as the unprivileged user; a checkpoint/rollback brings the
+# runs sandboxed as the unprivileged user; neither a web page in the
+# user's browser (a foreign Origin, a DNS-rebound Host) nor a page in the
+# sandbox drives DevTools or noVNC; a checkpoint/rollback brings the
 # page back, drops open CDP connections, and clients reconnect. Then the
 # browser template (issue 18): the running browser taken as template
 # `browser` (it references the browser image, never copies it); a sandbox
@@ -127,6 +129,18 @@ ws /websockify 127.0.0.1:{p} http://127.0.0.1:{p} rfb
 ws /websockify localhost:{p} - rfb
 CASES
 sed 's/^/  vnc: /' "$T/probe" >&2
+# Inside the guest nothing checks websockify's port: a page from a site the
+# sandbox may visit must still not reach the guest's own 127.0.0.1:6080
+# (Chromium refuses a public page's WebSocket to loopback), while a page
+# served from the guest's loopback does (so the probe can tell).
+step "a page in the sandbox -> the guest's noVNC"
+cdp_check wsprobe "$cdp" "http://allowed.test:8080/form.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe"
+got=$(jget "$(cat "$T/wsp.json")" got)
+case $got in open:*) fail "a page from allowed.test reaches the guest's noVNC: $got" ;; esac
+cdp_check wsprobe "$cdp" "http://127.0.0.1:6080/vnc.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe (loopback page)"
+expect_match "a loopback page reaches noVNC (the probe works)" '^open:RFB 003' "$(jget "$(cat "$T/wsp.json")" got)"
 
 # The form, through puppeteer's connect({browserURL}).
 step "puppeteer: form"
