@@ -5,11 +5,11 @@
  * then a TCP frame naming the guest port) and waits, under a deadline, for
  * "OK <port>" and the agent's OK frame; from then on bytes are moved both
  * ways and never looked at. On a local_web forward the client's first
- * request head is read and checked first (relay_http_check: only this
- * host's loopback port as Host and Origin; else 403 and closed), and the
- * guest is reached only when it passes. The guest is an attacker: nothing it sends can
- * make this process wait without a deadline or hold more than RELAY_BUF per
- * direction per connection.
+ * request head is read and checked before that (relay_http_check: only
+ * this host's loopback port as Host and Origin; else 403 and closed), and
+ * the guest is reached only when it passes. The guest is an attacker:
+ * nothing it sends can make this process wait without a deadline or hold
+ * more than RELAY_BUF per direction per connection.
  */
 #include <errno.h>
 #include <fcntl.h>
