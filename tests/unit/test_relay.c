@@ -5,7 +5,9 @@
  * on 127.0.0.1 only, a running relay is reused, a hostile agent answer
  * (ERROR, a line that never ends) closes that connection and not the
  * relay, at most RELAY_MAX_CONNS connections are served, the relay is
- * confined, and it goes when the VMM goes and on relay_stop().
+ * confined, and it goes when the VMM goes and on relay_stop(). A local_web
+ * forward (noVNC's) answers 403 to a foreign Origin or Host without
+ * reaching the guest, and a relay without that check is replaced.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
