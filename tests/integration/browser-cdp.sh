@@ -129,19 +129,6 @@ ws /websockify 127.0.0.1:{p} http://127.0.0.1:{p} rfb
 ws /websockify localhost:{p} - rfb
 CASES
 sed 's/^/  vnc: /' "$T/probe" >&2
-# Inside the guest nothing checks websockify's port: a page from a site the
-# sandbox may visit must still not reach the guest's own 127.0.0.1:6080
-# (Chromium refuses a public page's WebSocket to loopback), while a page
-# served from the guest's loopback does (so the probe can tell).
-step "a page in the sandbox -> the guest's noVNC"
-cdp_check wsprobe "$cdp" "http://allowed.test:8080/form.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
-	cdp_fail "puppeteer: wsprobe"
-got=$(jget "$(cat "$T/wsp.json")" got)
-case $got in open:*) fail "a page from allowed.test reaches the guest's noVNC: $got" ;; esac
-cdp_check wsprobe "$cdp" "http://127.0.0.1:6080/vnc.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
-	cdp_fail "puppeteer: wsprobe (loopback page)"
-expect_match "a loopback page reaches noVNC (the probe works)" '^open:RFB 003' "$(jget "$(cat "$T/wsp.json")" got)"
-
 # The form, through puppeteer's connect({browserURL}).
 step "puppeteer: form"
 cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || cdp_fail "puppeteer: form"
@@ -163,6 +150,19 @@ for url in http://127.0.0.1:18555/secret.txt http://10.0.2.2:18555/secret.txt; d
 	! grep -q 'host-loopback-secret' "$T/loop.json" || fail "the browser read the host's loopback via $url"
 	[ "$(jget "$(cat "$T/loop.json")" error)" != None ] || fail "$url loaded"
 done
+
+# Inside the guest nothing checks websockify's port: a page from a site the
+# sandbox may visit must still not reach the guest's own 127.0.0.1:6080
+# (Chromium refuses a public page's WebSocket to loopback), while a page
+# served from the guest's loopback does (so the probe can tell).
+step "a page in the sandbox -> the guest's noVNC"
+cdp_check wsprobe "$cdp" "http://allowed.test:8080/hello.txt" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe"
+got=$(jget "$(cat "$T/wsp.json")" got)
+case $got in open:*) fail "a page from allowed.test reaches the guest's noVNC: $got" ;; esac
+cdp_check wsprobe "$cdp" "http://127.0.0.1:6080/vnc.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe (loopback page)"
+expect_match "a loopback page reaches noVNC (the probe works)" '^open:RFB 003' "$(jget "$(cat "$T/wsp.json")" got)"
 
 # Host loopback only: no other address of the host (the veth's 198.51.100.1) answers.
 ! python3 -c 'import socket,sys; socket.create_connection(("198.51.100.1", int(sys.argv[1])), timeout=5)' "$port" 2>/dev/null ||
