@@ -7,6 +7,9 @@
 //   pages CDP_URL           the open pages: url and #answer text
 //   close CDP_URL           close the pages that show an #answer
 //   hold CDP_URL            stay connected; report when the connection drops
+//   wsprobe CDP_URL PAGE WS open PAGE in a new tab; what a WebSocket its script
+//                           opens to WS gets: "open:" and the first message's
+//                           first 11 bytes, "error" or "closed:CODE"
 // Everything in the box is emulated and slow: generous timeouts, no sleeps.
 import puppeteer from "puppeteer-core";
 
@@ -100,9 +103,26 @@ async function hold() {
 	out({ disconnected: !b.connected, after_ms: Date.now() - t0 });
 }
 
-const steps = { form, blocked: navigate, load: navigate, pages, close, hold };
+async function wsprobe() {
+	const b = await connect();
+	const page = await openTab(b, arg);
+	const ws = process.argv[5];
+	const got = await page.evaluate((url) => new Promise((resolve) => {
+		const w = new WebSocket(url, ["binary"]);
+		w.binaryType = "arraybuffer";
+		w.onmessage = (e) => { resolve("open:" + new TextDecoder().decode(e.data).slice(0, 11)); w.close(); };
+		w.onerror = () => resolve("error");
+		w.onclose = (e) => resolve("closed:" + e.code);
+		setTimeout(() => resolve("no answer"), 120000);
+	}), ws);
+	out({ page: arg, ws, got });
+	await page.close();
+	await b.disconnect();
+}
+
+const steps = { form, blocked: navigate, load: navigate, pages, close, hold, wsprobe };
 if (!steps[step]) {
-	console.error("usage: cdp-check.mjs form|blocked|load|pages|close|hold CDP_URL [ARG]");
+	console.error("usage: cdp-check.mjs form|blocked|load|pages|close|hold|wsprobe CDP_URL [ARG...]");
 	process.exit(2);
 }
 steps[step]().then(() => process.exit(0), (e) => {

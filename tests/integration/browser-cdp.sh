@@ -6,7 +6,9 @@
 # fails (NXDOMAIN) and shows in `mvm events`; the browser cannot reach the
 # host's loopback; the endpoint answers on host 127.0.0.1 only; `mvm
 # screenshot` is a PNG of the display's size that is not blank; Chromium
-# runs sandboxed as the unprivileged user; a checkpoint/rollback brings the
+# runs sandboxed as the unprivileged user; neither a web page in the
+# user's browser (a foreign Origin, a DNS-rebound Host) nor a page in the
+# sandbox drives DevTools or noVNC; a checkpoint/rollback brings the
 # page back, drops open CDP connections, and clients reconnect. Then the
 # browser template (issue 18): the running browser taken as template
 # `browser` (it references the browser image, never copies it); a sandbox
@@ -95,6 +97,38 @@ for host in ("127.0.0.1:" + p, "localhost:" + p):
     assert v["webSocketDebuggerUrl"].startswith("ws://%s/devtools/browser/" % host), v
 PY
 
+# A web page in the user's browser (docs/browser-image.md): Chromium refuses
+# a DevTools WebSocket whose Origin is another site's and an HTTP request
+# whose Host is a DNS-rebound name (it sees both as sent: the relay passes
+# them on), while CDP libraries (no Origin) connect. noVNC's websockify
+# checks neither, so the relay does: the same requests get its 403, and the
+# user's own noVNC page (Origin http://127.0.0.1:PORT) reaches VNC.
+step "Origin and Host checks"
+page=$(python3 -c 'import json, sys, urllib.request
+v = json.load(urllib.request.urlopen("http://127.0.0.1:%s/json/list" % sys.argv[1], timeout=120))
+print([t for t in v if t["type"] == "page"][0]["webSocketDebuggerUrl"].split("/", 3)[3])' "$port") ||
+	fail "no page target in /json/list"
+browser_path=/$(jget "$ep" ws | cut -d/ -f4-)
+python3 tests/integration/origin_probe.py "$port" > "$T/probe" 2>&1 <<CASES || cdp_fail "DevTools origin checks: $(grep -v '^ok' "$T/probe")"
+ws $browser_path 127.0.0.1:{p} http://evil.example refused
+ws /$page 127.0.0.1:{p} http://evil.example refused
+ws $browser_path evil.example:{p} http://evil.example:{p} refused
+get /json/version evil.example:{p} - refused
+get /json/list evil.example:{p} http://evil.example:{p} refused
+ws $browser_path 127.0.0.1:{p} - 101
+ws /$page 127.0.0.1:{p} - 101
+get /json/version 127.0.0.1:{p} - 200
+CASES
+sed 's/^/  cdp: /' "$T/probe" >&2
+vnc_port=$(echo "$vnc" | cut -d: -f3 | cut -d/ -f1)
+python3 tests/integration/origin_probe.py "$vnc_port" > "$T/probe" 2>&1 <<'CASES' || cdp_fail "noVNC origin checks: $(grep -v '^ok' "$T/probe")"
+ws /websockify 127.0.0.1:{p} http://evil.example refused
+ws /websockify evil.example:{p} http://evil.example:{p} refused
+get /vnc.html evil.example:{p} - refused
+ws /websockify 127.0.0.1:{p} http://127.0.0.1:{p} rfb
+ws /websockify localhost:{p} - rfb
+CASES
+sed 's/^/  vnc: /' "$T/probe" >&2
 # The form, through puppeteer's connect({browserURL}).
 step "puppeteer: form"
 cdp_check form "$cdp" "http://allowed.test:8080" > "$T/form.json" || cdp_fail "puppeteer: form"
@@ -116,6 +150,19 @@ for url in http://127.0.0.1:18555/secret.txt http://10.0.2.2:18555/secret.txt; d
 	! grep -q 'host-loopback-secret' "$T/loop.json" || fail "the browser read the host's loopback via $url"
 	[ "$(jget "$(cat "$T/loop.json")" error)" != None ] || fail "$url loaded"
 done
+
+# Inside the guest nothing checks websockify's port: a page from a site the
+# sandbox may visit must still not reach the guest's own 127.0.0.1:6080
+# (Chromium refuses a public page's WebSocket to loopback), while a page
+# served from the guest's loopback does (so the probe can tell).
+step "a page in the sandbox -> the guest's noVNC"
+cdp_check wsprobe "$cdp" "http://allowed.test:8080/hello.txt" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe"
+got=$(jget "$(cat "$T/wsp.json")" got)
+case $got in open:*) fail "a page from allowed.test reaches the guest's noVNC: $got" ;; esac
+cdp_check wsprobe "$cdp" "http://127.0.0.1:6080/vnc.html" ws://127.0.0.1:6080/websockify > "$T/wsp.json" ||
+	cdp_fail "puppeteer: wsprobe (loopback page)"
+expect_match "a loopback page reaches noVNC (the probe works)" '^open:RFB 003' "$(jget "$(cat "$T/wsp.json")" got)"
 
 # Host loopback only: no other address of the host (the veth's 198.51.100.1) answers.
 ! python3 -c 'import socket,sys; socket.create_connection(("198.51.100.1", int(sys.argv[1])), timeout=5)' "$port" 2>/dev/null ||

@@ -84,7 +84,8 @@ expect_eq "the same relay is reused" "$cdp" "$(python3 -c 'import json,sys; prin
 vnc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vnc"].split(":")[2].split("/")[0])' "$T/out")
 
 # Through the relay: an HTTP request to the guest's loopback, and 4 MiB both
-# ways through the echo, byte for byte, with half-close; 4 at once.
+# ways through the echo, byte for byte, with half-close; 4 at once (after a
+# request head naming the port, which noVNC's forward wants first).
 python3 - "$port" "$vnc" <<'PY' || fail "bytes through the relay"
 import socket, sys, threading, hashlib, os
 cdp, vnc = int(sys.argv[1]), int(sys.argv[2])
@@ -99,7 +100,8 @@ assert b"stand-in/1.0" in r, r
 errors = []
 def echo(i):
     try:
-        data = os.urandom(4 << 20)
+        data = (b"GET /websockify HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://127.0.0.1:%d\r\n\r\n"
+                % (vnc, vnc)) + os.urandom(4 << 20)
         c = socket.create_connection(("127.0.0.1", vnc), timeout=120)
         t = threading.Thread(target=lambda: (c.sendall(data), c.shutdown(socket.SHUT_WR)))
         t.start()
@@ -117,6 +119,23 @@ ts = [threading.Thread(target=echo, args=(i,)) for i in range(4)]
 [t.start() for t in ts]; [t.join() for t in ts]
 assert not errors, errors
 PY
+
+# A web page in the user's browser: neither a WebSocket from another Origin
+# nor a DNS-rebound request (its own name as Host) reaches the guest's noVNC
+# port (the echo would send it back); the relay answers 403. The user's own
+# browser on 127.0.0.1 or localhost and clients without Origin pass.
+python3 tests/integration/origin_probe.py "$vnc" > "$T/probe" 2>&1 <<'CASES' || fail "noVNC forward: $(grep -v '^ok' "$T/probe")"
+ws /websockify 127.0.0.1:{p} http://evil.example refused
+ws /websockify 127.0.0.1:{p} null refused
+ws /websockify evil.example:{p} http://evil.example:{p} refused
+get /vnc.html evil.example:{p} - refused
+ws /websockify - - refused
+ws /websockify 127.0.0.1:{p} http://127.0.0.1:{p} echo
+ws /websockify localhost:{p} http://localhost:{p} echo
+ws /websockify 127.0.0.1:{p} - echo
+CASES
+grep -q 'port [0-9]*: refused a request with an Origin that is not' "$MVM_STATE_DIR/br/relay.log" ||
+	fail "relay.log does not say why it refused: $(tail -3 "$MVM_STATE_DIR/br/relay.log")"
 
 # Host loopback only: the listening sockets are bound to 127.0.0.1, and no
 # other address of this host answers on the port.

@@ -200,17 +200,22 @@ int browser_up(const char *name, bool headless, struct browser_endpoint *ep,
 {
 	struct browser_start bs;
 	struct relay_info ri;
-	uint16_t gports[2];
+	struct relay_fwd fwd[2] = { 0 };
 	char id[BROWSER_ID_MAX + 1];
 	uint16_t cdp;
 	int ret = start_in_guest(name, headless, &bs, err, errlen);
 
 	if (ret)
 		return ret;
-	/* noVNC is always forwarded: a later non-headless start needs no new relay. */
-	gports[0] = bs.cdp_port;
-	gports[1] = bs.vnc_port ? bs.vnc_port : BROWSER_VNC_PORT;
-	ret = relay_ensure(name, sb_self_exe(), gports, gports[0] == gports[1] ? 1 : 2, &ri,
+	/* noVNC is always forwarded: a later non-headless start needs no new relay.
+	 * Its websockify checks neither Origin nor Host, so the relay does
+	 * (relay_http_check); Chromium checks both itself (docs/browser-image.md),
+	 * and the relay passes them on as they are. One port for both: checked. */
+	fwd[0].guest = bs.cdp_port;
+	fwd[1].guest = bs.vnc_port ? bs.vnc_port : BROWSER_VNC_PORT;
+	fwd[1].local_web = true;
+	fwd[0].local_web = fwd[0].guest == fwd[1].guest;
+	ret = relay_ensure(name, sb_self_exe(), fwd, fwd[0].guest == fwd[1].guest ? 1 : 2, &ri,
 			   err, errlen);
 	if (ret)
 		return ret;

@@ -4,12 +4,16 @@
  * opens a stream to the guest agent through vsock.sock ("CONNECT 1024",
  * then a TCP frame naming the guest port) and waits, under a deadline, for
  * "OK <port>" and the agent's OK frame; from then on bytes are moved both
- * ways and never looked at. The guest is an attacker: nothing it sends can
- * make this process wait without a deadline or hold more than RELAY_BUF per
- * direction per connection.
+ * ways and never looked at. On a local_web forward the client's first
+ * request head is read and checked before that (relay_http_check: only
+ * this host's loopback port as Host and Origin; else 403 and closed), and
+ * the guest is reached only when it passes. The guest is an attacker:
+ * nothing it sends can make this process wait without a deadline or hold
+ * more than RELAY_BUF per direction per connection.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +29,11 @@
 #include "tools/sandbox/sandbox.h"
 
 enum { K_LISTEN, K_PID, K_CLI, K_VS };
-enum { RC_LINE, RC_HDR, RC_PIPE };
+enum { RC_HEAD, RC_LINE, RC_HDR, RC_PIPE };
 
 struct rconn {
 	int cli, vs;
+	int li;				/* the forward it came in on */
 	bool cli_on, vs_on;		/* registered with epoll */
 	int state;
 	uint64_t deadline;		/* setup only (ms, CLOCK_MONOTONIC) */
@@ -44,6 +49,8 @@ struct relay {
 	int ep, dirfd, pidfd, n;
 	int lfd[RELAY_MAX_FWD];
 	uint16_t gport[RELAY_MAX_FWD];
+	uint16_t hport[RELAY_MAX_FWD];	/* the listener's own port, for relay_http_check */
+	bool web[RELAY_MAX_FWD];	/* local_web */
 	struct rconn *c[RELAY_MAX_CONNS];
 };
 
@@ -105,6 +112,66 @@ static int open_guest(struct relay *r, uint16_t gport)
 	return fd;
 }
 
+/* Set-up with the guest for connection @i (from RC_HEAD or accept): its
+ * stream to the agent; the client is not read until the guest answered. */
+static void to_guest(struct relay *r, int i)
+{
+	struct rconn *c = r->c[i];
+
+	c->vs = open_guest(r, r->gport[c->li]);
+	if (c->vs < 0) {
+		fprintf(stderr, "mvm relay: cannot reach the guest agent: %s\n", strerror(-c->vs));
+		conn_close(r, i);
+		return;
+	}
+	c->state = RC_LINE;
+	c->deadline = mono_now_ms() + RELAY_SETUP_MS;
+	c->up.to = c->vs;
+	c->down.from = c->vs;
+	interest(r, c->cli, &c->cli_on, 0, tag(K_CLI, i));
+	interest(r, c->vs, &c->vs_on, EPOLLIN, tag(K_VS, i));
+}
+
+/* Refuse a local_web connection: a 403 the client can read, then closed. */
+static void refuse(struct relay *r, int i, const char *why)
+{
+	static const char body[] = "mvm relay: only this host's own 127.0.0.1 port as Host and Origin\n";
+	struct rconn *c = r->c[i];
+	char resp[256];
+	int n = snprintf(resp, sizeof(resp), "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
+			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", sizeof(body) - 1, body);
+
+	fprintf(stderr, "mvm relay: port %u: refused a request with %s\n", r->hport[c->li], why);
+	(void)!send(c->cli, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	shutdown(c->cli, SHUT_WR);
+	/* Unread bytes would turn the close into a reset that may discard the 403. */
+	while (recv(c->cli, c->dbuf, RELAY_BUF, MSG_DONTWAIT) > 0)
+		;
+	conn_close(r, i);
+}
+
+/* RC_HEAD: the client's bytes until its first request head is complete,
+ * then the check; nothing reaches the guest before it passes. */
+static void head_read(struct relay *r, int i)
+{
+	struct rconn *c = r->c[i];
+	size_t head = 0;
+	const char *why;
+	ssize_t n = recv(c->cli, c->ubuf + c->up.len, RELAY_HEAD_MAX - c->up.len, MSG_DONTWAIT);
+	int ok;
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0)
+		return conn_close(r, i);
+	c->up.len += (size_t)n;
+	ok = relay_http_check((const char *)c->ubuf, c->up.len, r->hport[c->li], &head, &why);
+	if (ok < 0)
+		return refuse(r, i, why);
+	if (ok == 0)
+		to_guest(r, i);	/* what was read waits in up.buf for the pipe */
+}
+
 static void on_accept(struct relay *r, int li)
 {
 	int fd = accept4(r->lfd[li], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i;
@@ -121,17 +188,16 @@ static void on_accept(struct relay *r, int li)
 		return;
 	}
 	c->cli = fd;
-	c->vs = open_guest(r, r->gport[li]);
+	c->vs = -1;
+	c->li = li;
 	r->c[i] = c;
-	if (c->vs < 0) {
-		fprintf(stderr, "mvm relay: cannot reach the guest agent: %s\n", strerror(-c->vs));
-		conn_close(r, i);
-		return;
-	}
 	c->deadline = mono_now_ms() + RELAY_SETUP_MS;
-	c->up = (struct ap_half){ .from = c->cli, .to = c->vs, .buf = c->ubuf, .cap = RELAY_BUF };
-	c->down = (struct ap_half){ .from = c->vs, .to = c->cli, .buf = c->dbuf, .cap = RELAY_BUF };
-	interest(r, c->vs, &c->vs_on, EPOLLIN, tag(K_VS, i));
+	c->up = (struct ap_half){ .from = c->cli, .buf = c->ubuf, .cap = RELAY_BUF };
+	c->down = (struct ap_half){ .to = c->cli, .buf = c->dbuf, .cap = RELAY_BUF };
+	if (r->web[li])
+		interest(r, c->cli, &c->cli_on, EPOLLIN, tag(K_CLI, i));	/* RC_HEAD first */
+	else
+		to_guest(r, i);
 }
 
 /* A set-up that failed: one line in relay.log saying which step (the
@@ -203,6 +269,11 @@ static void on_conn(struct relay *r, int i, int kind, uint32_t ev)
 
 	if (!c)
 		return;
+	if (c->state == RC_HEAD) {
+		if (kind == K_CLI)
+			head_read(r, i);
+		return;
+	}
 	if (c->state != RC_PIPE) {
 		/* Only the guest side is watched in set-up: a client-side event is
 		 * a stale one for an earlier connection in this slot. */
@@ -234,7 +305,9 @@ static int expire(struct relay *r)
 		if (!c || c->state == RC_PIPE)
 			continue;
 		if (c->deadline <= now) {
-			fprintf(stderr, "mvm relay: the guest did not answer within %d ms\n", RELAY_SETUP_MS);
+			fprintf(stderr, "mvm relay: %s within %d ms\n", c->state == RC_HEAD ?
+				"the client sent no complete request head" : "the guest did not answer",
+				RELAY_SETUP_MS);
 			conn_close(r, i);
 		} else if (!next || c->deadline < next) {
 			next = c->deadline;
@@ -265,7 +338,7 @@ static int serve(struct relay *r)
 	}
 }
 
-int relay_main(const char *name, const uint16_t *gports, int n)
+int relay_main(const char *name, const struct relay_fwd *fwd, int n)
 {
 	static struct relay r;
 	char dir[PATH_MAX];
@@ -287,12 +360,17 @@ int relay_main(const char *name, const uint16_t *gports, int n)
 	keep[nkeep++] = r.ep;
 	for (int i = 0; i < n; i++) {
 		struct epoll_event e = { .events = EPOLLIN, .data.u64 = tag(K_LISTEN, i) };
+		struct sockaddr_in a;
+		socklen_t alen = sizeof(a);
 
 		r.lfd[i] = 3 + i;
-		r.gport[i] = gports[i];
+		r.gport[i] = fwd[i].guest;
+		r.web[i] = fwd[i].local_web;
 		keep[nkeep++] = r.lfd[i];
 		fcntl(r.lfd[i], F_SETFL, O_NONBLOCK);
-		if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd[i], &e)) {
+		if (getsockname(r.lfd[i], (struct sockaddr *)&a, &alen) == 0 && a.sin_family == AF_INET)
+			r.hport[i] = ntohs(a.sin_port);
+		if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd[i], &e) || (r.web[i] && !r.hport[i])) {
 			fprintf(stderr, "mvm relay: descriptor %d is no listening socket\n", r.lfd[i]);
 			return 1;
 		}

@@ -9,6 +9,8 @@
 #ifndef MVM_RELAY_H
 #define MVM_RELAY_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,10 +19,12 @@
 					 * (the VMM has 48 vsock connections in all: exec and cp keep 16) */
 #define RELAY_BUF       (64u << 10)	/* bytes held per direction per connection */
 #define RELAY_SETUP_MS  15000		/* vsock handshake + agent answer, per connection */
+#define RELAY_HEAD_MAX  8192		/* bytes of a checked forward's first request head */
 
 struct relay_fwd {
 	uint16_t guest;			/* port on the guest's 127.0.0.1 */
 	uint16_t host;			/* port on the host's 127.0.0.1 */
+	bool local_web;			/* only requests relay_http_check passes (else 403) */
 };
 
 struct relay_info {
@@ -30,20 +34,34 @@ struct relay_info {
 };
 
 /*
- * The relay process itself (`mvm relay NAME GPORT...`, started by
+ * The relay process itself (`mvm relay NAME GPORT[/web]...`, started by
  * relay_ensure): descriptors 3, 4, ... are the listening sockets for the
- * guest ports in @gports, in order. Serves until the VMM of NAME exits.
- * Returns an exit status.
+ * forwards in @fwd (guest and local_web used), in order. Serves until the
+ * VMM of NAME exits. Returns an exit status.
  */
-int relay_main(const char *name, const uint16_t *gports, int n);
+int relay_main(const char *name, const struct relay_fwd *fwd, int n);
 
 /*
- * A relay for NAME that forwards every guest port in @gports: the running
- * one if it does (relay.json), else a new one (a stale one is stopped).
- * Fills @out with its host ports. 0, or -errno with @err set.
+ * A relay for NAME with every forward in @want (guest port and local_web;
+ * host is ignored): the running one if it has them (relay.json), else a new
+ * one (a stale one is stopped). Fills @out with its host ports. 0, or
+ * -errno with @err set.
  */
-int relay_ensure(const char *name, const char *self_exe, const uint16_t *gports, int n,
+int relay_ensure(const char *name, const char *self_exe, const struct relay_fwd *want, int n,
 		 struct relay_info *out, char *err, size_t errlen);
+
+/*
+ * The check of a local_web forward, on the first request head a client
+ * sent to host port @port (@b, @n bytes so far; later requests on the same
+ * connection are not looked at: browsers never reuse a connection across
+ * hosts, and a WebSocket's handshake is its connection's first request).
+ * 1: no end of head yet, read more. 0: passes, with *head_len its length:
+ * exactly one Host, 127.0.0.1:PORT or localhost:PORT, and at most one
+ * Origin, http://127.0.0.1:PORT or http://localhost:PORT. -EACCES: refused
+ * (also a head longer than RELAY_HEAD_MAX, a NUL, a bare LF, a folded or
+ * malformed header line), *why saying why. Pure.
+ */
+int relay_http_check(const char *b, size_t n, uint16_t port, size_t *head_len, const char **why);
 
 /* The host port that forwards to @guest in @ri, or 0. */
 uint16_t relay_host_port(const struct relay_info *ri, uint16_t guest);

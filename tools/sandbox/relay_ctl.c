@@ -26,6 +26,7 @@
 #include "tools/sandbox/sandbox.h"
 
 #define RELAY_FILE "relay.json"
+#define RELAY_EXEC_WAIT_MS 10000	/* from fork to the relay's exec (an emulated box is slow) */
 
 /* "mvm relay NAME ...": a reused pid is never taken for ours. */
 static bool is_our_relay(pid_t pid, const char *name)
@@ -49,10 +50,11 @@ static int load(const char *name, struct relay_info *ri)
 	cJSON_ArrayForEach(it, f) {
 		double g = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "guest"));
 		double h = cJSON_GetNumberValue(cJSON_GetObjectItem(it, "host"));
+		bool web = cJSON_IsTrue(cJSON_GetObjectItem(it, "local_web"));
 
 		if (ri->nfwd == RELAY_MAX_FWD || !(g >= 1 && g <= 65535 && h >= 1 && h <= 65535))
 			break;
-		ri->fwd[ri->nfwd++] = (struct relay_fwd){ (uint16_t)g, (uint16_t)h };
+		ri->fwd[ri->nfwd++] = (struct relay_fwd){ (uint16_t)g, (uint16_t)h, web };
 	}
 	cJSON_Delete(o);
 	return ri->pid > 0 && ri->nfwd ? 0 : -EINVAL;
@@ -70,6 +72,7 @@ static int save(const char *name, const struct relay_info *ri)
 
 		cJSON_AddNumberToObject(e, "guest", ri->fwd[i].guest);
 		cJSON_AddNumberToObject(e, "host", ri->fwd[i].host);
+		cJSON_AddBoolToObject(e, "local_web", ri->fwd[i].local_web);
 		cJSON_AddItemToArray(f, e);
 	}
 	text = cJSON_PrintUnformatted(o);
@@ -112,12 +115,11 @@ static int listen_loopback(uint16_t *port)
 /* The grandchild: detached, listeners as 3.., output to relay.log, then
  * exec. @report_fd stays open (close-on-exec) until the exec, so the
  * caller's read of it ends exactly when `mvm relay` runs (or the child
- * died): before that, /proc/PID/cmdline is still the CLI's, and a stop
- * right after the start would not have recognised the relay to kill it. */
+ * died): before that, /proc/PID/cmdline is still the CLI's. */
 static void relay_child(const char *name, const char *self_exe, const int *lfd,
-			const uint16_t *gports, int n, int report_fd)
+			const struct relay_fwd *fwd, int n, int report_fd)
 {
-	char log[PATH_MAX], ports[RELAY_MAX_FWD][8];
+	char log[PATH_MAX], ports[RELAY_MAX_FWD][16];
 	char *argv[4 + RELAY_MAX_FWD] = { "mvm", "relay", (char *)name };
 	int high[RELAY_MAX_FWD], fd;
 	pid_t pid;
@@ -133,7 +135,7 @@ static void relay_child(const char *name, const char *self_exe, const int *lfd,
 	for (int i = 0; i < n; i++) {
 		if (high[i] < 0 || dup2(high[i], 3 + i) != 3 + i)
 			_exit(125);
-		snprintf(ports[i], sizeof(ports[i]), "%u", gports[i]);
+		snprintf(ports[i], sizeof(ports[i]), "%u%s", fwd[i].guest, fwd[i].local_web ? "/web" : "");
 		argv[3 + i] = ports[i];
 	}
 	if (sb_path(name, "relay.log", log, sizeof(log)))
@@ -150,18 +152,17 @@ static void relay_child(const char *name, const char *self_exe, const int *lfd,
 }
 
 /* Until every copy of the pipe's write end is gone: the grandchild's
- * goes at its exec (relay_child). Bounded: a child stuck before its exec
- * is treated as started (the pid is known either way). */
+ * goes at its exec (relay_child), or when it dies. */
 static void wait_exec(int rfd)
 {
 	struct pollfd p = { .fd = rfd, .events = POLLIN };
 	char c;
 
-	while (poll(&p, 1, 5000) == 1 && read(rfd, &c, 1) > 0)
+	while (poll(&p, 1, RELAY_EXEC_WAIT_MS) == 1 && read(rfd, &c, 1) > 0)
 		;
 }
 
-static int spawn(const char *name, const char *self_exe, const uint16_t *gports, int n,
+static int spawn(const char *name, const char *self_exe, const struct relay_fwd *want, int n,
 		 struct relay_info *ri)
 {
 	int lfd[RELAY_MAX_FWD], pfd[2], ret = 0, i;
@@ -171,7 +172,8 @@ static int spawn(const char *name, const char *self_exe, const uint16_t *gports,
 	for (i = 0; i < n && !ret; i++) {
 		lfd[i] = listen_loopback(&ri->fwd[i].host);
 		ret = lfd[i] < 0 ? lfd[i] : 0;
-		ri->fwd[i].guest = gports[i];
+		ri->fwd[i].guest = want[i].guest;
+		ri->fwd[i].local_web = want[i].local_web;
 	}
 	n = ret ? i - 1 : n;	/* how many to close */
 	if (!ret && pipe2(pfd, O_CLOEXEC))
@@ -179,7 +181,7 @@ static int spawn(const char *name, const char *self_exe, const uint16_t *gports,
 	if (!ret) {
 		child = fork();
 		if (child == 0)
-			relay_child(name, self_exe, lfd, gports, n, pfd[1]);
+			relay_child(name, self_exe, lfd, ri->fwd, n, pfd[1]);
 		close(pfd[1]);
 		if (child < 0 || read(pfd[0], &pid, sizeof(pid)) != sizeof(pid) || pid <= 0)
 			ret = -ECHILD;
@@ -191,6 +193,11 @@ static int spawn(const char *name, const char *self_exe, const uint16_t *gports,
 	}
 	for (i = 0; i < n; i++)
 		close(lfd[i]);
+	/* It must be `mvm relay NAME` by now (wait_exec): before its exec, a
+	 * second `mvm browser` would take the pid for a stale relay and start
+	 * another, and a stop would not recognise it to kill it. */
+	if (!ret && !is_our_relay(pid, name))
+		ret = -ECHILD;
 	if (ret)
 		return ret;
 	ri->pid = pid;
@@ -198,11 +205,18 @@ static int spawn(const char *name, const char *self_exe, const uint16_t *gports,
 	return save(name, ri);
 }
 
-static bool covers(const struct relay_info *ri, const uint16_t *gports, int n)
+/* Whether @ri forwards every port of @want, each checked as @want says
+ * (a relay from before the check was asked for is replaced). */
+static bool covers(const struct relay_info *ri, const struct relay_fwd *want, int n)
 {
-	for (int i = 0; i < n; i++)
-		if (!relay_host_port(ri, gports[i]))
+	for (int i = 0; i < n; i++) {
+		int j = 0;
+
+		while (j < ri->nfwd && ri->fwd[j].guest != want[i].guest)
+			j++;
+		if (j == ri->nfwd || ri->fwd[j].local_web != want[i].local_web)
 			return false;
+	}
 	return true;
 }
 
@@ -235,7 +249,7 @@ static void kill_relay(const char *name, const struct relay_info *ri)
 		nanosleep(&ms10, NULL);
 }
 
-int relay_ensure(const char *name, const char *self_exe, const uint16_t *gports, int n,
+int relay_ensure(const char *name, const char *self_exe, const struct relay_fwd *want, int n,
 		 struct relay_info *out, char *err, size_t errlen)
 {
 	struct relay_info ri;
@@ -248,14 +262,14 @@ int relay_ensure(const char *name, const char *self_exe, const uint16_t *gports,
 		snprintf(err, errlen, "cannot lock the relay state: %s", strerror(-lk));
 		return lk;
 	}
-	if (!load(name, &ri) && is_our_relay(ri.pid, name) && covers(&ri, gports, n)) {
+	if (!load(name, &ri) && is_our_relay(ri.pid, name) && covers(&ri, want, n)) {
 		*out = ri;
 		close(lk);
 		return 0;
 	}
 	if (!load(name, &ri))
 		kill_relay(name, &ri);
-	ret = spawn(name, self_exe, gports, n, out);
+	ret = spawn(name, self_exe, want, n, out);
 	if (ret)
 		snprintf(err, errlen, "cannot start the relay: %s", strerror(-ret));
 	close(lk);
