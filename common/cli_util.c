@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
-#include "common/fs_util.h"
+#include "common/self_exe.h"
 
 int cli_parse_size(const char *s, uint64_t *bytes)
 {

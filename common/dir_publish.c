@@ -1,4 +1,4 @@
-/* Publishing a staging directory under its final name, never clobbering (dir_publish.h). */
+/* Publishing a staged directory or file under its final name, never clobbering (dir_publish.h). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -70,8 +70,24 @@ static int publish_by_mkdir(const char *stage, const char *dst)
 	return ret;
 }
 
+/* A file, symlink or other non-directory: link(2) fails EEXIST on any existing @dst. */
+static int publish_by_link(const char *stage, const char *dst)
+{
+	/* linkat without AT_SYMLINK_FOLLOW links a symlink itself, never its target. */
+	if (linkat(AT_FDCWD, stage, AT_FDCWD, dst, 0))
+		return -errno;
+	if (unlink(stage)) {
+		int ret = -errno;
+
+		unlink(dst);
+		return ret;
+	}
+	return 0;
+}
+
 int dir_publish_with(const char *stage, const char *dst, dir_publish_rename_fn rn, char *err, size_t cap)
 {
+	struct stat st;
 	int ret;
 
 	if (!rn)
@@ -80,10 +96,13 @@ int dir_publish_with(const char *stage, const char *dst, dir_publish_rename_fn r
 		return 0;
 	ret = -errno;
 	if (rename_unsupported(-ret)) {
-		ret = publish_by_mkdir(stage, dst);
+		if (lstat(stage, &st))
+			ret = -errno;
+		else
+			ret = S_ISDIR(st.st_mode) ? publish_by_mkdir(stage, dst) : publish_by_link(stage, dst);
 		if (ret && ret != -EEXIST) {
 			snprintf(err, cap, "%s (the file system of %s has no renameat2(RENAME_NOREPLACE), "
-				 "and creating it and moving the files in failed too)", strerror(-ret), dst);
+				 "and creating or linking it there failed too)", strerror(-ret), dst);
 			return ret;
 		}
 	}

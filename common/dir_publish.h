@@ -1,8 +1,9 @@
 /*
- * Publishing a finished staging directory under its final name without ever
- * replacing something that appeared there meanwhile (promote bundles,
- * exports): renameat2(RENAME_NOREPLACE) where the file system has it, and a
- * no-clobber equivalent where it has not (9p, some NFS and FUSE mounts).
+ * Publishing a finished staging directory or file under its final name
+ * without ever replacing something that appeared there meanwhile (promote
+ * bundles, exports, copies out, templates): renameat2(RENAME_NOREPLACE)
+ * where the file system has it, and a no-clobber equivalent where it has
+ * not (9p, some NFS and FUSE mounts).
  */
 #ifndef MVM_DIR_PUBLISH_H
 #define MVM_DIR_PUBLISH_H
@@ -14,12 +15,14 @@ typedef int (*dir_publish_rename_fn)(int olddirfd, const char *oldpath, int newd
 				     const char *newpath, unsigned int flags);
 
 /*
- * Move the directory @stage to @dst, which must not exist: -EEXIST if it
- * does (or appears while we work), and @dst is then left untouched. Where
- * RENAME_NOREPLACE is refused (EINVAL, ENOSYS, EOPNOTSUPP), @dst is created
- * exclusively with mkdir(2), @stage's entries are renamed into it, it gets
- * @stage's mode and the then empty @stage is removed; if that fails half way
- * the moved entries go back to @stage and @dst is removed again.
+ * Move @stage (a directory, a file or a symlink) to @dst, which must not
+ * exist: -EEXIST if it does (or appears while we work), and @dst is then
+ * left untouched. Where RENAME_NOREPLACE is refused (EINVAL, ENOSYS,
+ * EOPNOTSUPP): a directory @dst is created exclusively with mkdir(2),
+ * @stage's entries are renamed into it, it gets @stage's mode and the then
+ * empty @stage is removed, and if that fails half way the moved entries go
+ * back to @stage and @dst is removed again; anything else is hard-linked to
+ * @dst (link(2) never replaces) and @stage unlinked.
  * 0 or -errno, with a message in @err (@cap bytes) that names the file
  * system's limit when that is the cause.
  */

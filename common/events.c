@@ -17,7 +17,7 @@ struct ev_field {
 };
 
 
-#define EV_FIELDS_MAX 8
+#define EV_FIELDS_MAX 10
 
 /* The schema (docs/api.md): every type and its fields beyond time and type. */
 static const struct ev_kind {
@@ -40,10 +40,13 @@ static const struct ev_kind {
 	{ "log-rotated", { { "file", S }, { "rotations", N }, { "dropped_bytes", N } } },
 	/* What confines the VMM (tools/sandbox/sandbox_confine.c): namespaces as
 	 * "user,mount,ipc" ("" for none), landlock its ABI (0: none),
-	 * capabilities "none" or "kept". */
+	 * capabilities "none" or "kept"; cgroup_caller the cgroup it was started
+	 * in, cgroup_note why it has no cgroup of its own (then it is charged to
+	 * cgroup_caller). */
 	{ "confined", { { "vmm_pid", N }, { "helper_pid", N_OR_NULL }, { "seccomp", S },
 			{ "no_new_privs", B }, { "capabilities", S }, { "landlock", N },
-			{ "namespaces", S }, { "cgroup", S_OR_NULL } } },
+			{ "namespaces", S }, { "cgroup", S_OR_NULL }, { "cgroup_caller", S_OR_NULL },
+			{ "cgroup_note", S_OR_NULL } } },
 };
 
 uint64_t event_now_ms(void)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/file_io.h"
@@ -93,4 +94,30 @@ int file_put_text(const char *path, const char *text)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int file_read_regular(const char *path, size_t max, char **text, size_t *len)
+{
+	struct stat st;
+	/* O_NONBLOCK: a FIFO put in its place must not hang the open. */
+	int ret = 0, fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	*text = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		ret = -EBADMSG;
+	else if (!(*text = calloc(1, (size_t)st.st_size + 1)))
+		ret = -ENOMEM;
+	else
+		ret = file_pread(fd, *text, (size_t)st.st_size, 0);
+	close(fd);
+	if (ret) {
+		free(*text);
+		*text = NULL;
+		return ret;
+	}
+	*len = (size_t)st.st_size;
+	return 0;
 }

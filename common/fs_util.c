@@ -210,18 +210,3 @@ int rm_tree(const char *path)
 {
 	return rm_tree_at(AT_FDCWD, path);
 }
-
-int self_exe_dir(char *out, size_t cap)
-{
-	char exe[PATH_MAX], *slash;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0)
-		return n < 0 ? -errno : -ENOENT;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	return snprintf(out, cap, "%s", exe) >= (int)cap ? -ENAMETOOLONG : 0;
-}

@@ -26,8 +26,4 @@ int rm_tree_at(int dfd, const char *name);
 /* rm_tree_at(AT_FDCWD, ...). */
 int rm_tree(const char *path);
 
-/* The directory of the running binary (/proc/self/exe) into @out (@cap
- * bytes): mvm finds mvm-net, build/guest and images/ beside it. 0 or -errno. */
-int self_exe_dir(char *out, size_t cap);
-
 #endif

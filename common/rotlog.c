@@ -55,7 +55,7 @@ static int write_all(int fd, const char *p, size_t n)
 static int setup(struct rotlog *l, const char *path, uint64_t max, rotlog_mark_fn mark)
 {
 	memset(l, 0, sizeof(*l));
-	l->fd = l->mirror_fd = l->kick_fd = -1;
+	l->fd = l->mirror_fd = l->kick_fd = l->old_fd = -1;
 	l->max = max;
 	l->mark = mark ? mark : plain_mark;
 	pthread_mutex_init(&l->lock, NULL);
@@ -90,14 +90,78 @@ int rotlog_open(struct rotlog *l, const char *path, uint64_t max, rotlog_mark_fn
 	return attach(l, ret < 0 ? -errno : ret);
 }
 
+int rotlog_attach_fixed(struct rotlog *l, const char *path, int fd, int old_fd, uint64_t max)
+{
+	struct stat st;
+	int ret = setup(l, path, max, NULL);
+
+	if (!ret && (fstat(old_fd, &st) || !S_ISREG(st.st_mode)))
+		ret = -EINVAL;
+	if (!ret)
+		ret = attach(l, fd);
+	if (!ret)
+		l->old_fd = old_fd;
+	return ret;
+}
+
+/* The marker that starts a new PATH, written to @l->fd. */
+static void start_new(struct rotlog *l)
+{
+	char mark[ROTLOG_MARK_MAX];
+	int n;
+
+	l->kicked = false;
+	l->rotations++;
+	n = l->mark(mark, sizeof(mark), l->path, l->dropped, l->rotations, l->max);
+	l->size = 0;
+	if (n > 0 && !write_all(l->fd, mark, (size_t)n))
+		l->size = (uint64_t)n;
+}
+
+/* rotate() without names: PATH's bytes over PATH.1's, PATH emptied. At
+ * most its newest max/2 are copied: PATH may have been made larger (or
+ * sparse) by someone else than this writer. */
+static int rotate_fixed(struct rotlog *l)
+{
+	char buf[16384];
+	struct stat st;
+	off_t from = 0, off = 0, half = (off_t)(l->max / 2);
+	ssize_t n = 0;
+
+	if (!fstat(l->old_fd, &st))
+		l->dropped += (uint64_t)st.st_size;
+	if (!fstat(l->fd, &st) && st.st_size > half) {
+		from = st.st_size - half;
+		l->dropped += (uint64_t)from;
+	}
+	if (ftruncate(l->old_fd, 0))
+		return -errno;
+	while (off < half) {
+		size_t want = half - off < (off_t)sizeof(buf) ? (size_t)(half - off) : sizeof(buf);
+
+		n = pread(l->fd, buf, want, from + off);
+		if (n <= 0)
+			break;
+		if (pwrite(l->old_fd, buf, (size_t)n, off) != n)
+			return -EIO;
+		off += n;
+	}
+	if (n < 0 || ftruncate(l->fd, 0))
+		return -errno;
+	start_new(l);
+	return 0;
+}
+
 /* PATH becomes PATH.1 (the old PATH.1 is dropped) and a new PATH starts
  * with the marker. */
 static int rotate(struct rotlog *l)
 {
-	char old[PATH_MAX + 2], mark[ROTLOG_MARK_MAX];
+	char old[PATH_MAX + 2];
 	struct stat st;
-	int fd, n;
+	int fd;
 
+	if (l->old_fd >= 0)
+		return rotate_fixed(l);
 	snprintf(old, sizeof(old), "%s.1", l->path);
 	if (!stat(old, &st))
 		l->dropped += (uint64_t)st.st_size;
@@ -110,12 +174,7 @@ static int rotate(struct rotlog *l)
 	l->fd = fd;
 	if (l->mirror_fd >= 0)
 		dup2(fd, l->mirror_fd);
-	l->kicked = false;
-	l->rotations++;
-	n = l->mark(mark, sizeof(mark), l->path, l->dropped, l->rotations, l->max);
-	l->size = 0;
-	if (n > 0 && !write_all(fd, mark, (size_t)n))
-		l->size = (uint64_t)n;
+	start_new(l);
 	return 0;
 }
 
@@ -226,7 +285,9 @@ void rotlog_close(struct rotlog *l)
 		close(l->fd);
 	if (l->kick_fd >= 0)
 		close(l->kick_fd);
-	l->fd = l->kick_fd = -1;
+	if (l->old_fd >= 0)
+		close(l->old_fd);
+	l->fd = l->kick_fd = l->old_fd = -1;
 	pthread_mutex_destroy(&l->lock);
 }
 

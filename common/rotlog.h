@@ -32,6 +32,7 @@ struct rotlog {
 	char path[PATH_MAX];
 	int fd;
 	int mirror_fd;		/* -1, or an fd dup2()ed to each new PATH (the VMM's stderr) */
+	int old_fd;		/* -1, or PATH.1 kept open (rotlog_attach_fixed) */
 	uint64_t max;		/* cap of PATH plus PATH.1 */
 	uint64_t size;		/* bytes in PATH */
 	uint64_t dropped;	/* bytes discarded: rotated-away PATH.1s, heads of huge writes */
@@ -53,6 +54,16 @@ uint64_t rotlog_max_from_env(void);
 /* Open (append, create 0600) @path capped at @max; @mark may be NULL (a
  * plain text marker). 0 or -errno. */
 int rotlog_open(struct rotlog *l, const char *path, uint64_t max, rotlog_mark_fn mark);
+
+/*
+ * For a process that may not rename or open files (the relay, under its
+ * seccomp table and Landlock): @fd is PATH opened O_RDWR | O_APPEND, @old_fd
+ * PATH.1 opened O_RDWR, both before confinement; they stay the same files,
+ * and a rotation copies PATH over PATH.1, then truncates PATH. @l owns
+ * both once this returns 0 (a non-regular PATH never rotates). 0 or -errno
+ * (neither taken then).
+ */
+int rotlog_attach_fixed(struct rotlog *l, const char *path, int fd, int old_fd, uint64_t max);
 
 /*
  * Append @len bytes, rotating first when PATH would pass max/2. A write

@@ -1,4 +1,5 @@
 /* SHA-256 hex forms over nettle (common/sha256.h). */
+#include <string.h>
 #include <errno.h>
 #include <unistd.h>
 
@@ -35,4 +36,14 @@ int sha256_fd_hex(int fd, char hex[SHA256_HEX])
 	}
 	sha256_hex(&s, hex);
 	return 0;
+}
+
+bool sha256_hex_valid(const char *s)
+{
+	if (strlen(s) != SHA256_HEX - 1)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+			return false;
+	return true;
 }

@@ -7,6 +7,7 @@
 #ifndef MVM_SHA256_H
 #define MVM_SHA256_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <nettle/sha2.h>
 
@@ -18,5 +19,7 @@ void sha256_hex(struct sha256_ctx *s, char hex[SHA256_HEX]);
 void sha256_buf_hex(const void *p, size_t n, char hex[SHA256_HEX]);
 /* Hex digest of the file at @fd from its current offset to EOF. 0 or -errno. */
 int sha256_fd_hex(int fd, char hex[SHA256_HEX]);
+/* True when @s is exactly 64 lowercase hex digits: a digest in our hex form. */
+bool sha256_hex_valid(const char *s);
 
 #endif

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "common/io_census.h"
 #include "common/log.h"
 #include "devices/blk_io.h"
 #include "vmm/confine/seccomp_filter.h"
@@ -46,9 +46,8 @@ static struct blk_req *next_work(struct blk_io *io)
 #ifdef MVM_TEST_HOOKS
 static void test_hooks_init(struct blk_io *io)
 {
-	const char *delay = getenv("MVM_TEST_BLK_DELAY_MS"), *sync = getenv("MVM_TEST_BLK_SYNC");
+	const char *sync = getenv("MVM_TEST_BLK_SYNC");
 
-	io->test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
 	io->test_sync = sync && !strcmp(sync, "1");
 }
 #else
@@ -57,17 +56,6 @@ static void test_hooks_init(struct blk_io *io)
 	(void)io;
 }
 #endif
-
-static void serve(struct blk_io *io, struct blk_req *r)
-{
-	if (io->test_delay_ms) {
-		struct timespec t = { io->test_delay_ms / 1000,
-				      (long)(io->test_delay_ms % 1000) * 1000000L };
-
-		nanosleep(&t, NULL);
-	}
-	io->exec(r);
-}
 
 /* @r finished (mu held): to the done list, and wake the event loop. */
 static void finished(struct blk_io *io, struct blk_req *r)
@@ -88,6 +76,7 @@ static void *worker(void *arg)
 	 * (vmm/confine/seccomp_blk.c). */
 	int err = confine_seccomp_thread(&sc_table_blk);
 
+	io_census_thread(IO_KIND_BLK);
 	pthread_mutex_lock(&io->mu);
 	io->started++;
 	if (err && !io->start_err)
@@ -103,7 +92,7 @@ static void *worker(void *arg)
 		if (!r)
 			break;
 		pthread_mutex_unlock(&io->mu);
-		serve(io, r);
+		io->exec(r);
 		pthread_mutex_lock(&io->mu);
 		act_remove(io, r);
 		finished(io, r);
@@ -219,7 +208,7 @@ void blk_io_free(struct blk_io *io, struct blk_req *r)
 void blk_io_submit(struct blk_io *io, struct blk_req *r)
 {
 	if (io->test_sync) {	/* the old design: the caller waits for the disk */
-		serve(io, r);
+		io->exec(r);
 		pthread_mutex_lock(&io->mu);
 		io->pending++;
 		finished(io, r);

@@ -70,9 +70,9 @@ struct blk_io {
 	int nthreads, started;		/* created; confined (or failed) */
 	int start_err;
 	struct small_thread th[BLK_IO_WORKERS];
-	/* Test-hooks build only (else 0): a slow disk, and the synchronous
-	 * design, so a test proves it can see an event loop wait for I/O. */
-	unsigned test_delay_ms;		/* MVM_TEST_BLK_DELAY_MS per request */
+	/* Test-hooks build only (else false): the synchronous design, so
+	 * tests/integration/blk-nonblocking.sh proves it can see an event
+	 * loop that issues disk calls (common/io_census.h). */
 	bool test_sync;			/* MVM_TEST_BLK_SYNC=1: served on submit */
 };
 

@@ -10,6 +10,7 @@
 
 #include "common/cli_util.h"
 #include "common/fs_util.h"
+#include "common/self_exe.h"
 #include "common/log.h"
 #include "common/mono_time.h"
 #include "images/image_build.h"
@@ -75,7 +76,7 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 	err[0] = 0;
 	b->out = NULL;
 	if (builder_path(b->name, script, sizeof(script))) {
-		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian, browser",
+		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian, browser, dev",
 			 b->name, b->name);
 		return -ENOENT;
 	}

@@ -62,6 +62,14 @@ int qcow2_create_overlay(const char *path, const char *backing_path,
 			 const char *backing_fmt, uint64_t size_or_0,
 			 unsigned cluster_bits);
 
+/*
+ * Point the qcow2 image @path at the backing file @name (stored as given),
+ * its backing format, which must be @want_fmt, unchanged: the header parsed
+ * as hostile, only the name's bytes and length written, within cluster 0.
+ * 0, -EINVAL (not such an image), -ENAMETOOLONG (no room) or -errno.
+ */
+int qcow2_set_backing(const char *path, const char *name, const char *want_fmt);
+
 struct qcow2_chain_elem {
 	char *path;		/* resolved absolute path */
 	char format[16];	/* "qcow2" or "raw" */

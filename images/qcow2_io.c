@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
+#include "common/io_census.h"
 #include "common/log.h"
 
 static int q_read(struct blk_backend *b, void *buf, uint64_t off, size_t len)
@@ -70,8 +71,10 @@ void qcow2_free(struct qcow2 *q)
 	free(q->l1);
 	free(q->path);
 	free(q->backing_path);
-	if (q->fd >= 0)
+	if (q->fd >= 0) {
+		io_census_disk_fd(q->fd, false);
 		close(q->fd);
+	}
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->busy_cv);
 	free(q);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "images/qcow2_int.h"
+#include "common/io_census.h"
 #include "common/log.h"
 
 static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
@@ -273,6 +274,7 @@ static int open_one(const char *path, bool ro, struct qcow2_chain_ctx *ctx,
 		log_error("qcow2 %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	io_census_disk_fd(q->fd, true);
 	q->path = realpath(path, NULL);
 	err = q->path ? 0 : -errno;
 	if (!err)

@@ -7,6 +7,7 @@
 
 #include "images/blk_backend.h"
 #include "common/file_io.h"
+#include "common/io_census.h"
 
 struct raw {
 	struct blk_backend b;
@@ -51,6 +52,7 @@ static void raw_close(struct blk_backend *b)
 {
 	struct raw *r = b->priv;
 
+	io_census_disk_fd(r->fd, false);
 	close(r->fd);
 	free(r);
 }
@@ -90,6 +92,7 @@ int blk_open_raw(const char *path, bool read_only, struct blk_backend **out)
 	r->b.size = (uint64_t)st.st_size & ~511ULL;
 	r->b.read_only = read_only;
 	r->b.priv = r;
+	io_census_disk_fd(r->fd, true);
 	*out = &r->b;
 	return 0;
 fail_fd:

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nettle/sha2.h>
 
 #include "common/start_trace.h"
 #include "common/crc32c.h"
@@ -16,6 +17,7 @@
 #include "snapshots/checkpoint.h"
 #include "snapshots/disk_layers.h"
 #include "snapshots/mem_delta.h"
+#include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/vm_snap.h"
 #include "vmm/vm.h"
@@ -38,7 +40,8 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
-static uint32_t crc_blocks(uint32_t c, const uint8_t *buf, size_t n, off_t at, int out, int *ret)
+static uint32_t crc_blocks(uint32_t c, const uint8_t *buf, size_t n, off_t at, int out,
+			   struct sha256_ctx *sha, int *ret)
 {
 	for (size_t o = 0; o < n; o += MEM_PAGE) {
 		size_t k = n - o < MEM_PAGE ? n - o : MEM_PAGE;
@@ -47,14 +50,21 @@ static uint32_t crc_blocks(uint32_t c, const uint8_t *buf, size_t n, off_t at, i
 			continue;
 		c = crc32c(c, &pos, sizeof(pos));
 		c = crc32c(c, buf + o, k);
+		if (sha) {
+			sha256_update(sha, sizeof(pos), (const uint8_t *)&pos);
+			sha256_update(sha, k, buf + o);
+		}
 		if (out >= 0 && pwrite(out, buf + o, k, pos) != (ssize_t)k)
 			*ret = -EIO;
 	}
 	return c;
 }
 
-static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
+/* The checksum and (into @sha256, when not NULL) the SHA-256 of the same
+ * stream: one read serves both. */
+static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc, uint8_t *sha256)
 {
+	struct sha256_ctx sha;
 	uint8_t *buf = aligned_alloc(MEM_PAGE, CHUNK);
 	struct stat st;
 	off_t data = 0, hole, end;
@@ -67,6 +77,8 @@ static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
 	}
 	end = st.st_size;
 	c = crc32c(c, &end, sizeof(end));
+	sha256_init(&sha);
+	sha256_update(&sha, sizeof(end), (const uint8_t *)&end);
 	while (!ret && (data = lseek(fd, data, SEEK_DATA)) >= 0 && data < end) {
 		data &= ~(off_t)(MEM_PAGE - 1);		/* block-aligned, as the zero test */
 		hole = lseek(fd, data, SEEK_HOLE);
@@ -80,7 +92,7 @@ static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
 				ret = r ? -errno : -EIO;
 				break;
 			}
-			c = crc_blocks(c, buf, (size_t)r, data, out, &ret);
+			c = crc_blocks(c, buf, (size_t)r, data, out, sha256 ? &sha : NULL, &ret);
 			data += r;
 		}
 	}
@@ -89,12 +101,19 @@ static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc)
 	free(buf);
 	*size = (uint64_t)end;
 	*crc = c;
+	if (sha256)
+		sha256_digest(&sha, SHA256_DIGEST_SIZE, sha256);
 	return ret;
 }
 
 int snap_file_crc(int fd, uint64_t *size, uint32_t *crc)
 {
-	return crc_copy(fd, -1, size, crc);
+	return crc_copy(fd, -1, size, crc, NULL);
+}
+
+int snap_file_digest(int fd, uint64_t *size, uint32_t *crc, uint8_t sha256[32])
+{
+	return crc_copy(fd, -1, size, crc, sha256);
 }
 
 /* RAM into DIR/memory at its own offsets; zero pages stay holes. */
@@ -190,7 +209,7 @@ static int copy_in(int dfd, struct snap_file *f)
 	int in = open(f->name, O_RDONLY | O_CLOEXEC), ret;
 	int out = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
-	ret = in < 0 || out < 0 ? -errno : crc_copy(in, out, &f->size, &f->crc);
+	ret = in < 0 || out < 0 ? -errno : crc_copy(in, out, &f->size, &f->crc, f->sha256);
 	if (!ret && fsync(out))
 		ret = -errno;
 	if (in >= 0)
@@ -200,7 +219,7 @@ static int copy_in(int dfd, struct snap_file *f)
 	return ret;
 }
 
-static void file_section(struct snap_w *w, const struct snap_file *f, int n)
+void snap_files_section(struct snap_w *w, const struct snap_file *f, int n)
 {
 	struct snap_w s = { 0 };
 
@@ -210,8 +229,10 @@ static void file_section(struct snap_w *w, const struct snap_file *f, int n)
 		snap_w_blob(&s, f[i].format, (uint32_t)strlen(f[i].format));
 		snap_w_u64(&s, f[i].size);
 		snap_w_u32(&s, f[i].crc);
+		snap_w_blob(&s, f[i].sha256, sizeof(f[i].sha256));
 	}
-	snap_state_section(w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
+	/* Version 2: each file's SHA-256 too, which the seal (snap_seal.h) binds. */
+	snap_state_section(w, SNAP_SEC_FILE, 0, 2, s.p, s.len);
 	if (s.err)
 		w->err = s.err;
 	snap_w_free(&s);
@@ -289,10 +310,10 @@ int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
 
 		snprintf(f[0].name, sizeof(f[0].name), SNAP_DIR_MEMORY);
 		snprintf(f[0].format, sizeof(f[0].format), "memory");
-		ret = mfd < 0 ? -errno : snap_file_crc(mfd, &f[0].size, &f[0].crc);
+		ret = mfd < 0 ? -errno : snap_file_digest(mfd, &f[0].size, &f[0].crc, f[0].sha256);
 		if (mfd >= 0)
 			close(mfd);
-		file_section(&w, f, n + 1);
+		snap_files_section(&w, f, n + 1);
 		if (base.path[0])
 			snap_base_section(&w, &base);
 		if (!ret)
@@ -346,8 +367,9 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 
 	snap_r_init(&r, sec->data, sec->len);
 	n = snap_r_u32(&r);
-	if (r.err || n < 2 || n > SNAP_MAX_FILES || sec->version != 1)
+	if (r.err || n < 2 || n > SNAP_MAX_FILES || sec->version < 1 || sec->version > 2)
 		return -EBADMSG;
+	out->has_sha256 = sec->version == 2;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_file *f = &out->f[i];
 		uint32_t nl, fl;
@@ -360,6 +382,14 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 		memcpy(f->format, fmt, fl);
 		f->size = snap_r_u64(&r);
 		f->crc = snap_r_u32(&r);
+		if (out->has_sha256) {
+			uint32_t sl;
+			const uint8_t *sha = snap_r_blob(&r, sizeof(f->sha256), &sl);
+
+			if (!sha || sl != sizeof(f->sha256))
+				return -EBADMSG;
+			memcpy(f->sha256, sha, sizeof(f->sha256));
+		}
 		if (strlen(f->name) != nl || strlen(f->format) != fl || !name_ok(f->name))
 			return -EBADMSG;
 		if (i == 0 ? strcmp(f->name, SNAP_DIR_MEMORY) || strcmp(f->format, "memory") :
@@ -373,9 +403,10 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 	return snap_r_done(&r);
 }
 
-static int check_file(int dfd, const struct snap_file *f, char *err, size_t errlen)
+static int check_file(int dfd, const struct snap_file *f, bool sha, char *err, size_t errlen)
 {
 	int fd = openat(dfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret;
+	uint8_t digest[SHA256_DIGEST_SIZE];
 	uint64_t size = 0;
 	uint32_t crc = 0;
 
@@ -383,7 +414,7 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(errno));
 		return -errno;
 	}
-	ret = snap_file_crc(fd, &size, &crc);
+	ret = snap_file_digest(fd, &size, &crc, digest);
 	close(fd);
 	if (ret) {
 		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(-ret));
@@ -395,7 +426,7 @@ static int check_file(int dfd, const struct snap_file *f, char *err, size_t errl
 			 (unsigned long long)f->size);
 		return -EBADMSG;
 	}
-	if (crc != f->crc) {
+	if (crc != f->crc || (sha && memcmp(digest, f->sha256, sizeof(digest)))) {
 		snprintf(err, errlen, "snapshot file %s: checksum mismatch (damaged or replaced)", f->name);
 		return -EBADMSG;
 	}
@@ -429,6 +460,7 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 {
 	struct snap_state *st = calloc(1, sizeof(*st));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	struct sha256_ctx sha;
 	const struct snap_section *sec;
 	uint8_t *buf = NULL;
 	size_t len = 0;
@@ -442,6 +474,10 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 	ret = snap_state_parse(buf, len, st, err, errlen);
 	if (ret)
 		goto out;
+	/* The bytes parsed here are the ones a seal must name (snap_seal.h). */
+	sha256_init(&sha);
+	sha256_update(&sha, len, buf);
+	sha256_digest(&sha, sizeof(out->state_sha256), out->state_sha256);
 	sec = snap_state_find(st, SNAP_SEC_FILE, 0);
 	if (!sec || decode_files(sec, out)) {
 		snprintf(err, errlen, "snapshot state: missing or invalid file list");
@@ -482,10 +518,25 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 		return -errno;
 	}
 	for (int i = 0; !ret && i < out->nfiles; i++)
-		ret = check_file(dfd, &out->f[i], err, errlen);
+		ret = check_file(dfd, &out->f[i], out->has_sha256, err, errlen);
 	close(dfd);
 	if (!ret && out->has_base)
 		ret = snap_base_check(&out->base, err, errlen);
+	return ret;
+}
+
+int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
+		       size_t errlen)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (dfd < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -errno;
+	}
+	for (int i = 1; !ret && i < in->nfiles; i++)
+		ret = check_file(dfd, &in->f[i], in->has_sha256, err, errlen);
+	close(dfd);
 	return ret;
 }
 
@@ -503,11 +554,13 @@ int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char
 		const struct snap_file *f = &in->f[i];
 		int a = openat(sfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		int b = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		uint8_t sha[SHA256_DIGEST_SIZE];
 		uint64_t size = 0;
 		uint32_t crc = 0;
 
-		ret = a < 0 || b < 0 ? -errno : crc_copy(a, b, &size, &crc);
-		if (!ret && (size != f->size || crc != f->crc))
+		ret = a < 0 || b < 0 ? -errno : crc_copy(a, b, &size, &crc, sha);
+		if (!ret && (size != f->size || crc != f->crc ||
+			     (in->has_sha256 && memcmp(sha, f->sha256, sizeof(sha)))))
 			ret = -EBADMSG;	/* changed since it was verified */
 		if (ret)
 			snprintf(err, errlen, "copying disk layer %s: %s", f->name, strerror(-ret));
@@ -523,6 +576,20 @@ int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char
 	return ret;
 }
 
+static int state_sealed(const char *dir, const uint8_t *buf, size_t len, char *err,
+			size_t errlen)
+{
+	uint8_t sha[SHA256_DIGEST_SIZE];
+	struct sha256_ctx c;
+	struct snap_seal s;
+	int ret = snap_seal_load(dir, NULL, &s, err, errlen);
+
+	sha256_init(&c);
+	sha256_update(&c, len, buf);
+	sha256_digest(&c, sizeof(sha), sha);
+	return ret ? ret : snap_seal_expect(&s, dir, SNAP_DIR_STATE, sha, err, errlen);
+}
+
 int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
 {
 	struct vm_snap_loaded *l = NULL;
@@ -535,6 +602,13 @@ int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
 		close(dfd);
 	if (ret) {
 		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
+		return ret;
+	}
+	/* The CLI checked this directory's seal; these are the bytes loaded
+	 * now, so they are checked again (still unconfined: the key is ours). */
+	ret = state_sealed(dir, buf, len, err, errlen);
+	if (ret) {
+		free(buf);
 		return ret;
 	}
 	ret = vm_snap_check(vm, buf, len, &l, err, errlen);

@@ -35,6 +35,7 @@ struct snap_file {
 	char format[8];		/* "memory", "raw", "qcow2" */
 	uint64_t size;
 	uint32_t crc;
+	uint8_t sha256[32];	/* of the same stream as @crc (state FILE section v2) */
 };
 
 struct snap_dir_info {
@@ -45,7 +46,13 @@ struct snap_dir_info {
 	bool has_base;		/* the layers end in @base, outside the directory */
 	struct snap_base base;
 	bool has_net;		/* the state has a network device (a NIC) */
+	bool has_sha256;	/* the file list carries SHA-256s (written since seals) */
+	uint8_t state_sha256[32]; /* of the state file's bytes as parsed */
 };
+
+/* The FILE section (version 2: SHA-256s) listing @f[0..@n). */
+struct snap_w;
+void snap_files_section(struct snap_w *w, const struct snap_file *f, int n);
 
 /* VMM side: write a snapshot of the running @vm into the empty directory
  * @dir (absolute). The VM pauses for state and memory, then runs on a new
@@ -58,6 +65,10 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 /* Check every file of the snapshot in @dir (and the identity of a base
  * outside it: snap_base_check); fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
+/* Check the disk layers of @in (not the memory file) in @dir against
+ * their sizes, checksums and SHA-256s. 0 or -errno with @err filled. */
+int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
+		       size_t errlen);
 /* Copy the disk layers of @in from @dir into @dst (a directory), checking
  * each checksum again on the way. 0 or -errno. */
 int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,
@@ -73,5 +84,7 @@ int snap_restore_state(struct vm *vm, const char *dir, char *err, size_t errlen)
 int snap_restore_pending(char *dir, size_t cap);
 /* Checksum of a file's contents (holes read as zeroes), as in the FILE section. */
 int snap_file_crc(int fd, uint64_t *size, uint32_t *crc);
+/* The same and the SHA-256 of that stream (one read). 0 or -errno. */
+int snap_file_digest(int fd, uint64_t *size, uint32_t *crc, uint8_t sha256[32]);
 
 #endif

@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <nettle/sha2.h>
 
 #include "common/file_io.h"
+#include "snapshots/snap_seal.h"
 #include "snapshots/template.h"
 
 #define FIXED_STATE  0	/* f[0]: state, f[1]: config.json, then the snapshot's files */
@@ -88,6 +90,7 @@ static int identify(int dfd, const char *name, bool want_crc, struct tpl_file_id
 	id->ino = (uint64_t)st.st_ino;
 	id->dev = (uint64_t)st.st_dev;
 	id->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	id->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
 	return 0;
 }
 
@@ -130,11 +133,15 @@ static cJSON *meta_json(const struct tpl_meta *m)
 		add_u64(e, "inode", f->ino);
 		add_u64(e, "device", f->dev);
 		add_u64(e, "mtime_ns", (uint64_t)f->mtime_ns);
+		if (f->ctime_ns)
+			add_u64(e, "ctime_ns", (uint64_t)f->ctime_ns);
 		cJSON_AddNumberToObject(e, "crc32c", f->crc);
 		cJSON_AddItemToArray(files, e);
 	}
 	if (m->has_base)
 		cJSON_AddItemToObject(o, "base", base_json(&m->base));
+	if (m->bundle[0])
+		cJSON_AddStringToObject(o, "bundle_sha256", m->bundle);
 	return o;
 }
 
@@ -150,6 +157,12 @@ static int make_read_only(int dfd, const struct tpl_meta *m)
 int tpl_seal(const char *dir, const char *name, const char *source,
 	     const struct snap_dir_info *in, char *err, size_t errlen)
 {
+	return tpl_seal_bundle(dir, name, source, in, NULL, err, errlen);
+}
+
+int tpl_seal_bundle(const char *dir, const char *name, const char *source,
+		    const struct snap_dir_info *in, const char *bundle, char *err, size_t errlen)
+{
 	struct tpl_meta *m = calloc(1, sizeof(*m));
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 	char path[4200], *text = NULL;
@@ -161,6 +174,7 @@ int tpl_seal(const char *dir, const char *name, const char *source,
 		goto out;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	snprintf(m->source, sizeof(m->source), "%s", source);
+	snprintf(m->bundle, sizeof(m->bundle), "%s", bundle ? bundle : "");
 	clock_gettime(CLOCK_REALTIME, &t);
 	m->created = (double)t.tv_sec;
 	m->nfiles = FIXED_N + in->nfiles;
@@ -176,6 +190,8 @@ int tpl_seal(const char *dir, const char *name, const char *source,
 		ret = identify(dfd, m->f[i].name, i < FIXED_N, &m->f[i]);
 		if (i >= FIXED_N)
 			m->f[i].crc = in->f[i - FIXED_N].crc;	/* verified by the caller */
+		if (i > FIXED_N)
+			m->f[i].ctime_ns = 0;	/* a layer: linked into sandboxes */
 	}
 	j = ret ? NULL : meta_json(m);
 	text = j ? cJSON_Print(j) : NULL;
@@ -186,9 +202,12 @@ int tpl_seal(const char *dir, const char *name, const char *source,
 		ret = file_write_atomic(path, text);
 	if (!ret && chmod(path, 0444))
 		ret = -errno;
+	if (!ret && (ret = snap_seal_write(dir, "template", err, errlen)))
+		goto out_said;
 out:
 	if (ret)
 		snprintf(err, errlen, "sealing the template: %s", strerror(-ret));
+out_said:
 	if (dfd >= 0)
 		close(dfd);
 	cJSON_Delete(j);
@@ -200,21 +219,10 @@ out:
 static int read_meta(const char *dir, char **text)
 {
 	char path[4200];
-	struct stat st;
-	int fd, ret = 0;
+	size_t len;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, TPL_META);
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > TPL_META_MAX)
-		ret = -EBADMSG;
-	else if (!(*text = calloc(1, (size_t)st.st_size + 1)))
-		ret = -ENOMEM;
-	else
-		ret = file_pread(fd, *text, (size_t)st.st_size, 0);
-	close(fd);
-	return ret;
+	return file_read_regular(path, TPL_META_MAX, text, &len);
 }
 
 static bool get_u64(const cJSON *o, const char *key, uint64_t *v)
@@ -262,6 +270,9 @@ static bool file_from_json(const cJSON *e, struct tpl_file_id *f)
 	f->size = (uint64_t)size;
 	f->crc = (uint32_t)crc;
 	f->mtime_ns = (int64_t)mt;
+	if (cJSON_GetObjectItemCaseSensitive(e, "ctime_ns") && !get_u64(e, "ctime_ns", &mt))
+		return false;
+	f->ctime_ns = cJSON_GetObjectItemCaseSensitive(e, "ctime_ns") ? (int64_t)mt : 0;
 	return true;
 }
 
@@ -308,6 +319,9 @@ static int meta_from_json(const cJSON *j, struct tpl_meta *m)
 	m->has_base = e != NULL;
 	if (e && !base_from_json(e, &m->base))
 		return -EBADMSG;
+	if (cJSON_GetObjectItemCaseSensitive(j, "bundle_sha256") &&
+	    (!get_str(j, "bundle_sha256", m->bundle, sizeof(m->bundle)) || !sha_ok(m->bundle)))
+		return -EBADMSG;
 	return 0;
 }
 
@@ -318,8 +332,13 @@ int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen)
 	int ret = read_meta(dir, &text);
 
 	if (!ret) {
+		struct sha256_ctx c;
+
 		j = cJSON_Parse(text);
 		ret = j ? meta_from_json(j, m) : -EBADMSG;
+		sha256_init(&c);
+		sha256_update(&c, strlen(text), (const uint8_t *)text);
+		sha256_digest(&c, sizeof(m->sha256), m->sha256);
 	}
 	if (ret)
 		snprintf(err, errlen, "%s/%s: %s", dir, TPL_META,
@@ -337,6 +356,9 @@ static int same_file(int dfd, const struct tpl_file_id *want, char *err, size_t 
 	struct snap_ident was = { want->size, want->ino, want->dev, want->mtime_ns };
 	struct snap_ident is = { now.size, now.ino, now.dev, now.mtime_ns };
 	const char *what = ret ? NULL : snap_ident_differs(&was, &is);
+
+	if (!ret && !what && want->ctime_ns && want->ctime_ns != now.ctime_ns)
+		what = "change time";
 
 	if (ret) {
 		snprintf(err, errlen, "template file %s: %s", want->name, strerror(-ret));
@@ -376,8 +398,13 @@ differ:
 int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	      char *err, size_t errlen)
 {
+	struct snap_seal seal;
 	int dfd, ret = tpl_meta_load(dir, m, err, errlen);
 
+	if (!ret)
+		ret = snap_seal_load(dir, "template", &seal, err, errlen);
+	if (!ret)
+		ret = snap_seal_expect(&seal, dir, TPL_META, m->sha256, err, errlen);
 	if (ret)
 		return ret;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -391,7 +418,18 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	if (!ret)
 		ret = snap_dir_info(dir, info, err, errlen);
 	if (!ret)
+		ret = snap_seal_expect(&seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
+	if (!ret && !info->has_sha256) {
+		snprintf(err, errlen, "%s: its state lists no SHA-256 of its files: refusing it", dir);
+		ret = -EBADMSG;
+	}
+	if (!ret)
 		ret = same_list(m, info, err, errlen);
+	/* The layers are linked into each sandbox, so their change time moves
+	 * and cannot show an edit: their contents are read against the sealed
+	 * SHA-256s (the memory file, never linked, is kept by its identity). */
+	if (!ret)
+		ret = snap_verify_layers(dir, info, err, errlen);
 	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {
 		char why[512];
 

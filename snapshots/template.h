@@ -4,9 +4,11 @@
  * A template is a snapshot directory (snapshots/snapshot_dir.h: state,
  * memory, disk layers, config.json) verified once when it was written, then
  * sealed: every file made read-only and its identity (size, mtime, inode,
- * device, checksum) recorded in template.json. A start compares those
- * identities (a stat per file) instead of reading gigabytes again, and
- * refuses a template whose files changed. template.json is hostile input
+ * device, change time, checksum) recorded in template.json, and the whole
+ * bound by a keyed seal (snapshots/snap_seal.h). A start compares those
+ * identities (a stat per file) instead of reading the memory file again,
+ * reads the (smaller) disk layers against their SHA-256s, and refuses a
+ * template whose files changed. template.json is hostile input
  * like the rest: bounded, parsed strictly, and checked against the state
  * file's own checksummed file list. A template of a sandbox made with
  * --image references that image's base in the image store (path, identity,
@@ -30,6 +32,11 @@ struct tpl_file_id {
 	char name[64];
 	uint64_t size, ino, dev;
 	int64_t mtime_ns;
+	/* The inode's change time, which no owner can set back: kept for the
+	 * files never hard-linked elsewhere (state, config.json, memory), so
+	 * one edited in place with its mtime put back is still seen. 0: not
+	 * kept (the disk layers, linked into each sandbox, change it). */
+	int64_t ctime_ns;
 	uint32_t crc;
 };
 
@@ -41,6 +48,8 @@ struct tpl_meta {
 	struct tpl_file_id f[TPL_MAX_FILES];
 	bool has_base;			/* a template of an --image sandbox */
 	struct snap_base base;		/* its image, referenced, never copied */
+	char bundle[SNAP_SHA256_HEX];	/* the bundle it was imported from ("": made here) */
+	uint8_t sha256[32];		/* of template.json's bytes as parsed */
 };
 
 /* The store's directory (not created). 0 or -ENAMETOOLONG. */
@@ -64,13 +73,22 @@ int tpl_list(char ***names);
 int tpl_seal(const char *dir, const char *name, const char *source,
 	     const struct snap_dir_info *in, char *err, size_t errlen);
 
+/* The same for a template imported from the bundle whose manifest digest
+ * is @bundle (hex): template.json records it, so a re-import is seen. */
+int tpl_seal_bundle(const char *dir, const char *name, const char *source,
+		    const struct snap_dir_info *in, const char *bundle, char *err, size_t errlen);
+
 /* template.json of @dir, parsed and validated. 0 or -errno with @err filled. */
 int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen);
 
 /*
- * The cheap check before a start: template.json, a stat of every file it
- * lists (same size, mtime, inode and device, still a regular file), the
- * state file parsed and its file list equal to template.json's; a base
+ * The check before a start: the directory's keyed seal
+ * (snapshots/snap_seal.h) naming the template.json and state bytes read
+ * here (the state's file list carrying SHA-256s), a stat of every file it
+ * lists (same size, mtime, inode and device, still a regular file; the
+ * change time too for state, config.json and memory), the state file
+ * parsed and its file list equal to template.json's, the disk layers read
+ * against their SHA-256s (not the memory file: its size); a base
  * image recorded alike in both, acceptable and unchanged (snap_base_check).
  * Fills @info and @m. 0, or -EBADMSG / -errno with @err saying which file
  * changed and what to do.

@@ -6,6 +6,7 @@
 
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/exit.h"
+#include "common/io_census.h"
 #include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -99,6 +100,7 @@ static void *vcpu_thread(void *arg)
 		vm_request_stop(vm, VM_ERROR, 0, "cannot install the vCPU's seccomp filter");
 		return NULL;
 	}
+	io_census_thread(IO_KIND_VCPU);
 	sigemptyset(&set);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	pthread_sigmask(SIG_UNBLOCK, &set, NULL);

@@ -81,6 +81,10 @@ struct vm_config {
 	const char *vsock_path;		/* virtio-vsock host socket (hybrid vsock); NULL: none */
 	uint64_t vsock_cid;		/* the guest's CID; 0: 3 */
 	bool exit_at_init;		/* benchmarks: stop when the guest init starts */
+	/* > 0: the VM stops this long after vm_create (a sandbox's lifetime,
+	 * `mvm create --lifetime`), whatever the guest does. */
+	uint64_t stop_after_ms;
+#define VM_STOP_TIME_MSG "lifetime ended: stopped by the host"
 	struct vm_net net;
 	/* Restore (snapshots/): RAM maps this memory file MAP_PRIVATE and no
 	 * kernel is loaded; the caller loads the state before vm_run. */

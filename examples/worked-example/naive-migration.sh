@@ -1,6 +1,9 @@
 #!/bin/bash
-# 001 (first try): balances to cents. Rewrites the file in place with awk's
-# default output separator and treats the header as a number: it corrupts
-# the database. The worked example rolls back to the checkpoint after it.
+# 001 (first try): balances to cents, in SQL on the running server. The cast
+# to bigint rounds each balance to whole euros before multiplying, so every
+# cent is lost: the database is corrupted (db/query.sh check: the total no
+# longer matches the audit). The worked example rolls back after it.
 cd "$(dirname "$0")/.."
-awk -F'\t' '{ $4 = $4 * 100; print }' db/customers.tsv > db/new.tsv && mv db/new.tsv db/customers.tsv
+db/psql.sh <<'SQL'
+ALTER TABLE customers ALTER COLUMN balance TYPE bigint USING balance::bigint * 100;
+SQL

@@ -110,8 +110,8 @@ static int make_dir(struct receiver *r, int pfd, const char *leaf)
 		return bad(r, -EEXIST, "%s exists and is not a directory", r->e.path);
 	if (!r->o->keep_special_bits) {
 		/* The owner keeps rwx, so the mode can be set now: no list that grows per entry. */
-		if (created)
-			fchmodat(pfd, leaf, (r->e.mode & 0777) | 0700, 0);
+		if (created && fchmodat(pfd, leaf, (r->e.mode & 0777) | 0700, 0))
+			return bad(r, -errno, "cannot set the mode of %s", r->e.path);
 		return 0;
 	}
 	if (r->ndirs == r->capdirs) {

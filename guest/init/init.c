@@ -310,7 +310,8 @@ static void run_agent(char **argv)
 {
 	const char *bin = access("/run/mvm-agent", X_OK) == 0 ? "/run/mvm-agent" : "/sbin/mvm-agent";
 
-	sethostname("mvm", 3);
+	if (sethostname("mvm", 3))
+		say("cannot set the hostname");
 	for (;;) {
 		pid_t pid = fork(), w;
 
@@ -350,7 +351,8 @@ int main(void)
 		outb(GUEST_PORT_BOOT_MAGIC, GUEST_PORT_BASE);
 	else
 		say("no port I/O (kernel without CONFIG_X86_IOPL_IOPERM): exit status lost");
-	sethostname("mvm", 3);
+	if (sethostname("mvm", 3))
+		say("cannot set the hostname");
 	mount_basics("");
 	argv = read_list("/mvm/argv", &argc);
 	env = read_list("/mvm/env", &envc);

@@ -8,7 +8,9 @@
 # which reads every .deb from the tools disk and unpacks, fsyncs and
 # configures them on $2 as dpkg does, plus a final sync. Then both runtimes
 # must start. One line: "apt-install secs=S" (tests/bench/guest_io.sh).
-t=$1 dev=$2
+# $3 = skip: everything up to the install, not the install (the baseline of
+# tests/bench/count.sh, which counts the install's work as a difference).
+t=$1 dev=$2 skip=${3:-}
 r=/r
 log=/apt.log
 fail() {
@@ -28,6 +30,7 @@ in_root apt-get -q update > "$log" 2>&1 || fail "apt-get update"
 pkgs=$(cat "$t/repo/pkgs")
 sync
 echo 3 > /proc/sys/vm/drop_caches
+[ "$skip" = skip ] && { echo "apt-install skipped"; exit 0; }
 read -r t0 _ < /proc/uptime
 # No --no-download: apt's file method hands over the .deb where it lies (no
 # copy), and --no-download would make apt look for it in its own cache.

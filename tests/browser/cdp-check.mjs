@@ -125,6 +125,14 @@ if (!steps[step]) {
 	console.error("usage: cdp-check.mjs form|blocked|load|pages|close|hold|wsprobe CDP_URL [ARG...]");
 	process.exit(2);
 }
+// Node exits with status 0 when its event loop runs dry, even with the
+// step's promise still pending: a connection closed under puppeteer (the
+// relay refusing another user) once ended this client silently with 0.
+// Reaching here means the step never finished: that is a failure.
+process.on("beforeExit", () => {
+	console.error(`cdp-check ${step}: nothing left to wait for and no result (the connection ended unanswered)`);
+	process.exit(3);
+});
 steps[step]().then(() => process.exit(0), (e) => {
 	console.error(`cdp-check ${step}: ${e && e.stack || e}`);
 	process.exit(1);

@@ -8,7 +8,9 @@
 # screenshot` is a PNG of the display's size that is not blank; Chromium
 # runs sandboxed as the unprivileged user; neither a web page in the
 # user's browser (a foreign Origin, a DNS-rebound Host) nor a page in the
-# sandbox drives DevTools or noVNC; a checkpoint/rollback brings the
+# sandbox drives DevTools or noVNC, nor does another local user's
+# puppeteer-core or noVNC page (the relay serves its owner only); a
+# checkpoint/rollback brings the
 # page back, drops open CDP connections, and clients reconnect. Then the
 # browser template (issue 18): the running browser taken as template
 # `browser` (it references the browser image, never copies it); a sandbox
@@ -25,9 +27,7 @@ command -v node >/dev/null || fail "node is missing (tools/deps.sh installs node
 [ -d tests/browser/node_modules/puppeteer-core ] ||
 	fail "tests/browser/node_modules is missing: run 'make browser-client'"
 cdp_check() { node tests/browser/cdp-check.mjs "$@"; }
-# Progress on stderr (the runner shows the log's tail): where the time goes.
-t_start=$(date +%s)
-step() { echo "browser-cdp: $(( $(date +%s) - t_start ))s: $*" >&2; }
+# Progress on stderr: lib.sh's step (the runner shows the log's tail).
 # What the guest and the relay said, when a step fails.
 diag() {
 	"$MVM" exec web -- sh -c 'tail -n 15 /var/log/mvm-browser.log; echo "chromium processes: $(pgrep -c chromium)"; wget -q -T 30 -O- http://127.0.0.1:9222/json/version | head -c 120' 2>&1 | sed 's/^/  guest: /' >&2
@@ -136,6 +136,25 @@ form=$(cat "$T/form.json")
 expect_eq "the server's answer" "hello mvm-agent" "$(jget "$form" answer)"
 expect_eq "CDP screenshot is a PNG" "89504e470d0a1a0a" "$(jget "$form" png)"
 expect_match "puppeteer followed our ws URL" "^ws://127\\.0\\.0\\.1:$port/" "$(jget "$form" ws)"
+
+# Another local user (uid 65534) with the same stock clients: its
+# puppeteer-core connect({browserURL}) and its noVNC page load get nothing
+# (the relay closes its connections at once), and relay.log says whose.
+# (cdp-check.mjs fails when node's loop runs dry with the step unsettled,
+# which is how puppeteer ends when the relay closes on it.)
+step "puppeteer and noVNC as uid 65534"
+as_other() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+st=0
+as_other node tests/browser/cdp-check.mjs pages "$cdp" > "$T/other.json" 2>"$T/other.err" || st=$?
+[ "$st" != 0 ] ||
+	fail "uid 65534's puppeteer-core drove the browser (status 0): $(cat "$T/other.json"); stderr: $(tail -5 "$T/other.err")"
+grep -q 'cdp-check pages:' "$T/other.err" ||
+	fail "uid 65534's client did not fail in puppeteer (status $st): $(tail -5 "$T/other.err")"
+! as_other python3 -c 'import sys,urllib.request; urllib.request.urlopen(sys.argv[1], timeout=120).read()' "$vnc" 2>/dev/null ||
+	fail "uid 65534 loaded the noVNC page"
+n=$(grep -c 'refused a connection of uid 65534' "$MVM_STATE_DIR/web/relay.log" || true)
+[ "$n" -ge 2 ] || fail "relay.log does not show uid 65534 refused ($n): $(tail -3 "$MVM_STATE_DIR/web/relay.log"); client: $(tail -2 "$T/other.err")"
+cdp_check pages "$cdp" > "$T/pages.json" || cdp_fail "puppeteer (the owner) after uid 65534 tried"
 
 # Not allowlisted: the name does not resolve, and the attempt is an event.
 step "puppeteer: blocked.test"

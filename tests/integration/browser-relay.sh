@@ -4,7 +4,10 @@
 # endpoint is reached over vsock only, listens on host 127.0.0.1 only, moves
 # bytes exactly, takes nothing unchecked from the guest (a forged
 # webSocketDebuggerUrl, a non-PNG, an oversized screenshot), and the relay
-# process is confined and goes away with mvm stop, with the VMM, and rm.
+# process is confined (its state directory is its whole file system, no
+# capability) and goes away with mvm stop, with the VMM, and rm. Another
+# local user (nobody) is served nothing; noVNC's forward carries one request
+# per connection unless it is a WebSocket.
 # The real Chromium is tests/integration/browser-cdp.sh.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
@@ -85,7 +88,7 @@ vnc=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["vnc"].spl
 
 # Through the relay: an HTTP request to the guest's loopback, and 4 MiB both
 # ways through the echo, byte for byte, with half-close; 4 at once (after a
-# request head naming the port, which noVNC's forward wants first).
+# WebSocket handshake naming the port, which noVNC's forward wants first).
 python3 - "$port" "$vnc" <<'PY' || fail "bytes through the relay"
 import socket, sys, threading, hashlib, os
 cdp, vnc = int(sys.argv[1]), int(sys.argv[2])
@@ -100,8 +103,8 @@ assert b"stand-in/1.0" in r, r
 errors = []
 def echo(i):
     try:
-        data = (b"GET /websockify HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://127.0.0.1:%d\r\n\r\n"
-                % (vnc, vnc)) + os.urandom(4 << 20)
+        data = (b"GET /websockify HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nOrigin: http://127.0.0.1:%d\r\n"
+                b"Upgrade: websocket\r\nConnection: Upgrade\r\n\r\n" % (vnc, vnc)) + os.urandom(4 << 20)
         c = socket.create_connection(("127.0.0.1", vnc), timeout=120)
         t = threading.Thread(target=lambda: (c.sendall(data), c.shutdown(socket.SHUT_WR)))
         t.start()
@@ -137,6 +140,52 @@ CASES
 grep -q 'port [0-9]*: refused a request with an Origin that is not' "$MVM_STATE_DIR/br/relay.log" ||
 	fail "relay.log does not say why it refused: $(tail -3 "$MVM_STATE_DIR/br/relay.log")"
 
+# A kept-alive connection on noVNC's forward: the second request (a rebound
+# Host) never reaches the guest; the echo sends back the first alone.
+python3 - "$vnc" <<'PY' || fail "noVNC forward: a second request on one connection went through"
+import socket, sys
+p = int(sys.argv[1])
+first = b"GET /vnc.html HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: keep-alive\r\n\r\n" % p
+second = b"GET /websockify HTTP/1.1\r\nHost: evil.example:%d\r\nUpgrade: websocket\r\n\r\n" % p
+s = socket.create_connection(("127.0.0.1", p), timeout=120)
+s.sendall(first + second)
+got = b""
+while True:
+    d = s.recv(65536)
+    if not d: break
+    got += d
+assert got == first, got
+PY
+
+# Another local user: the ports answer nobody's connections with nothing
+# (closed at once, no slot taken), while the owner is served meanwhile.
+cat > "$T/other.py" <<'PY'
+import socket, sys
+served = 0
+socks = []
+for port in map(int, sys.argv[1:]):
+    for i in range(40):
+        s = socket.create_connection(("127.0.0.1", port), timeout=120)
+        socks.append(s)
+        try:  # the relay may have closed it already
+            s.sendall(b"GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+        except OSError:
+            pass
+for s in socks:
+    try:
+        served += len(s.recv(65536)) > 0
+    except OSError:
+        pass
+print(served)
+PY
+chmod 644 "$T/other.py"; chmod 755 "$T"
+got=$(setpriv --reuid=65534 --regid=65534 --clear-groups python3 "$T/other.py" "$port" "$vnc" 2>&1 || true)
+expect_eq "connections of uid 65534 served" 0 "$got"
+grep -q 'refused a connection of uid 65534' "$MVM_STATE_DIR/br/relay.log" ||
+	fail "relay.log does not name the refused uid: $(tail -3 "$MVM_STATE_DIR/br/relay.log")"
+python3 -c 'import sys, urllib.request; assert b"stand-in/1.0" in urllib.request.urlopen("http://127.0.0.1:%s/json/version" % sys.argv[1], timeout=120).read()' "$port" ||
+	fail "the owner is not served after another user tried"
+
 # Host loopback only: the listening sockets are bound to 127.0.0.1, and no
 # other address of this host answers on the port.
 for p in "$port" "$vnc"; do
@@ -155,6 +204,15 @@ rpid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' 
 expect_match "relay command line" '^mvm relay br ' "$(tr '\0' ' ' < /proc/$rpid/cmdline)"
 expect_match "relay seccomp" 'Seccomp:[[:space:]]+2' "$(cat /proc/$rpid/status)"
 expect_match "relay no_new_privs" 'NoNewPrivs:[[:space:]]+1' "$(cat /proc/$rpid/status)"
+for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+	expect_match "relay $set" "^$set:[[:space:]]+0+\$" "$(grep "^$set:" /proc/$rpid/status)"
+done
+# Its state directory is all it sees: its own vsock.sock, no /tmp (where
+# the other sandboxes' sockets and this test live), no /run.
+[ -S "/proc/$rpid/root/vsock.sock" ] || fail "the relay does not see its own vsock.sock"
+for p in tmp run "$MVM_STATE_DIR"; do
+	[ ! -e "/proc/$rpid/root/${p#/}" ] || fail "the relay sees /${p#/}"
+done
 ! ls -l /proc/$rpid/fd | grep -q 'kvm' || fail "the relay holds a KVM descriptor"
 
 # --- screenshot ---

@@ -4,7 +4,8 @@
 # through a sandbox's whole life: exec, cp, network, checkpoint, rollback,
 # snapshot, restore; and the VMM `mvm run` starts. Its network helper holds
 # no capability either, and the keeper (the VMM's parent, left in the host's
-# PID namespace) is filtered and holds none.
+# PID namespace) is filtered and holds none; `mvm run --exit-at-init`
+# drops its capabilities before the guest runs.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -159,4 +160,16 @@ no_caps "$vmm" "mvm run's VMM"
 no_caps "$(helper_pid "run-$runpid")" "mvm run's network helper"
 keeper "$vmm" "mvm run's VMM"
 wait "$runpid" || fail "mvm run: $(cat "$T/run.err")"
+
+# mvm run --exit-at-init (the boot benchmark's direct path) is its own VMM:
+# once set up, before the guest runs, it drops every capability (issue 27;
+# it kept them before). The run is too short to look at /proc: its capset
+# call, with every set empty, is seen under strace.
+command -v strace >/dev/null || fail "strace missing (tools/deps.sh)"
+rc=0
+strace -f -qq -e trace=capset -o "$T/caps.trace" "$MVM" run --net none --memory 256M \
+	--exit-at-init -- true >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "--exit-at-init runs: $(cat "$T/err")" 0 "$rc"
+grep -Eq 'capset\(.*effective=0, permitted=0, inheritable=0\}\) = 0' "$T/caps.trace" ||
+	fail "--exit-at-init kept its capabilities: $(cat "$T/caps.trace")"
 echo "confine-basic: ok"

@@ -4,6 +4,21 @@ set -eu
 MVM=${MVM:-build/mvm}
 T=$(mktemp -d "${TMPDIR:-/tmp}/mvm-it.XXXXXX")
 trap 'rm -rf "$T"' EXIT
+# run-all.sh's time limit ends a test with SIGTERM: leave through the EXIT
+# trap the test set, so its sandboxes, namespaces and servers go with it (a
+# net test killed at its limit once left its namespace behind and failed
+# every net test after it).
+# Before leaving, say where the time went: the step that was running and
+# how each guest's console ended (CI shows only the log's tail).
+trap 'timed_out; exit 143' TERM
+T0=$(date +%s)
+timed_out() {
+	echo "TIMEOUT: the suite's time limit ended this test $(( $(date +%s) - T0 )) s in, during: $(cat "$T/step" 2>/dev/null)" >&2
+	for c in $(find "$T" -name console.log 2>/dev/null); do
+		echo "  guest console $(basename "$(dirname "$c")"), its tail:" >&2
+		grep -av 'Unhandled WRMSR' "$c" | tail -n 8 | sed 's/^/  | /' >&2
+	done
+}
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -38,6 +53,11 @@ guest_news() {
 	done
 }
 
+# step TEXT: note the step now running (its time since the test began).
+step() {
+	printf '%s\n' "+$(( $(date +%s) - T0 ))s: $(printf '%s' "$*" | cut -c1-120)" | tee "$T/step" >&2
+}
+
 skip() {
 	echo "SKIP: $*" >&2
 	exit 77
@@ -54,7 +74,10 @@ expect_match() {
 }
 
 # run_mvm ARGS... : runs mvm, stdout to $T/out, stderr to $T/err, status in $rc
+# Each step is logged with its start time, so a slow or stuck test shows
+# which step took the time.
 run_mvm() {
 	rc=0
+	step "mvm $*"
 	"$MVM" "$@" >"$T/out" 2>"$T/err" || rc=$?
 }

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Networking: what no rule allows fails fast with a clear error in the guest
-# and an event on the host: an IP literal (TCP RST), UDP to any address
+# Networking: what no rule allows fails at once with a clear error in the
+# guest and an event on the host: an IP literal (TCP RST: the guest's wget
+# says "Connection refused" for that very address, which only a reset gives;
+# a dropped SYN would end in a timeout instead), UDP to any address
 # (ICMP admin-prohibited; nothing arrives), ping, the host's loopback through the
 # gateway, DNS to another resolver. --net none: no network device at all.
 . tests/integration/lib.sh
@@ -10,22 +12,17 @@ bg busybox httpd -f -p 127.0.0.1:18080 -h "$T/www"
 sleep 0.5
 
 run_mvm run $NET_DNS --allow allowed.test:8080/tcp --events "$T/events.jsonl" -- sh -c '
-	s=$(date +%s)
 	timeout 20 wget -q -O- http://203.0.113.20:8080/hello.txt; echo "ip-literal=$?"
-	e=$(date +%s); echo "ip-literal-secs=$((e - s))"
 	echo leak > /tmp/leak; timeout 5 tftp -p -l /tmp/leak 203.0.113.20 9999; echo "udp=$?"
 	timeout 5 ping -c 1 -W 2 203.0.113.20; echo "ping=$?"
-	s=$(date +%s)
 	timeout 20 wget -q -O- http://10.0.2.2:18080/hello.txt; echo "loopback=$?"
-	e=$(date +%s); echo "loopback-secs=$((e - s))"
 	timeout 10 nslookup allowed.test 198.51.100.2; echo "other-resolver=$?"'
 cat "$T/out" "$T/err"
 expect_eq "mvm status" 0 "$rc"
 expect_match "IP literal refused" 'ip-literal=1' "$(cat "$T/out")"
-expect_match "IP literal refused fast" 'ip-literal-secs=[012]([^0-9]|$)' "$(cat "$T/out")"
-expect_match "refused, not timed out" 'Connection refused' "$(cat "$T/err")"
+expect_match "IP literal refused by a reset, not timed out" '\(203\.0\.113\.20\): Connection refused' "$(cat "$T/err")"
 expect_match "host loopback refused" 'loopback=1' "$(cat "$T/out")"
-expect_match "host loopback refused fast" 'loopback-secs=[012]([^0-9]|$)' "$(cat "$T/out")"
+expect_match "host loopback refused by a reset, not timed out" '\(10\.0\.2\.2\): Connection refused' "$(cat "$T/err")"
 expect_match "other resolver" 'other-resolver=1' "$(cat "$T/out")"
 # tftp and ping use unconnected sockets: the ICMP "administratively
 # prohibited" answer does not fail them, so they end by timeout or error.

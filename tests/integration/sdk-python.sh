@@ -3,6 +3,10 @@
 # (sdk/python/tests/): create, streamed runs and exit codes, stdin, timeouts,
 # files and trees, checkpoint/rollback, fork, allow/deny against a test host
 # in a network namespace (net.lib), diff/promote, the context manager.
+# Twice: in local mode, then in remote mode (MVM_TEST_REMOTE=1: the same
+# tests through a real `mvm serve` on a loopback port that conftest.py
+# starts with fresh tokens, plus test_sdk_remote.py: a wrong key, another
+# tenant's sandbox, a server killed mid-stream).
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -15,14 +19,24 @@ done
 if [ "$(id -u)" = 0 ]; then
 	. tests/integration/net.lib
 	# set -e is on: a sandbox the tests removed already must not end the trap early.
-	trap 'for n in py-main py-child; do "$MVM" rm -f "$n" >/dev/null 2>&1 || true; done; net_cleanup' EXIT
+	trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1 || true; done; net_cleanup' EXIT
 	export MVM_TEST_NET_HOST=203.0.113.10
 fi
 case $MVM in /*) ;; *) MVM="$(pwd)/$MVM" ;; esac
 export MVM_BIN="$MVM"
-SANDBOXES="py-main py-child"
+# Remote mode's sandboxes are TENANT.NAME on the host (conftest.py: pytest).
+SANDBOXES="py-main py-child pytest.py-main pytest.py-child"
 
-rc=0
-"$py" -m pytest -p no:cacheprovider -q -x sdk/python/tests || rc=$?
-# 5: pytest collected no tests; that is a failure, not a pass.
-[ "$rc" = 0 ] || fail "pytest exited with status $rc"
+"$MVM" serve --help >/dev/null 2>&1 || fail "$MVM has no 'serve' verb: the remote half cannot run"
+
+# suite MODE [VAR=VALUE...]: the whole suite; 5 (no tests collected) is a failure too.
+suite() {
+	mode=$1
+	shift
+	step "pytest, $mode mode"
+	rc=0
+	env "$@" "$py" -m pytest -p no:cacheprovider -q -x -rs sdk/python/tests || rc=$?
+	[ "$rc" = 0 ] || fail "pytest ($mode mode) exited with status $rc"
+}
+suite local
+suite remote MVM_TEST_REMOTE=1

@@ -74,7 +74,7 @@ fsck_chain "$MVM_STATE_DIR/r" "restored sandbox"
 
 # The snapshot's own disk, exactly as taken mid-I/O: crash-consistent. Its
 # top layer is the one no other layer names as its backing file.
-layers=$(cd "$T/snap" && ls | grep -vxE 'state|memory|config\.json')
+layers=$(cd "$T/snap" && ls | grep -vxE 'state|memory|config\.json|seal')
 backs=""
 for f in $layers; do
 	b=$(qemu-img info -U --output=json "$T/snap/$f" | sed -n 's/.*"backing-filename":[[:space:]]*"\([^"]*\)".*/\1/p')

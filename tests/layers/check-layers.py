@@ -17,14 +17,15 @@ import os, re, sys
 
 LAYERS = [
     ["common"],
-    ["vmm/confine"],
-    ["vmm"],
+    ["vmm/confine", "vmm/arch", "vmm/arch/arm64"],
+    ["vmm", "vmm/arch/arm64/kvm"],
     ["devices/netpolicy", "images"],
     ["devices"],
     ["snapshots"],
     ["tools/sandbox", "tools/nethelper"],
     ["tools/promote"],
-    ["tools/cli", "tools/mcp"],
+    ["tools/mcp", "tools/serve"],
+    ["tools/cli"],
 ]
 # Shared with the guest agent: protocol and tree codecs, pure C.
 SHARED = {"guest/agent": 0}

@@ -133,3 +133,47 @@ Test(dir_publish, a_failed_fallback_names_the_file_system_limit_and_leaves_no_de
 	chmod(stage, 0755);
 	chmod(sub, 0755);
 }
+
+/* `mvm cp` out publishes single files and symlinks the same way (issue 26). */
+Test(dir_publish, fallback_links_a_file_and_never_replaces_one)
+{
+	char err[256] = "", f[160], buf[16] = "";
+	struct stat st;
+	FILE *in;
+
+	snprintf(f, sizeof(f), "%s/changes.patch", stage);
+	cr_assert_eq(chmod(f, 0640), 0);
+	put(root, "out", "mine");
+	cr_expect_eq(dir_publish_with(f, dst, rename_einval, err, sizeof(err)), -EEXIST);
+	cr_expect_neq(strstr(err, "not replaced"), NULL, "%s", err);
+	in = fopen(dst, "r");
+	cr_assert_not_null(in);
+	cr_expect_eq(fread(buf, 1, sizeof(buf) - 1, in), 4);
+	fclose(in);
+	cr_expect_str_eq(buf, "mine", "DST untouched");
+	cr_expect(has(stage, "changes.patch"), "the staged file stays for cleanup");
+	unlink(dst);
+	cr_assert_eq(dir_publish_with(f, dst, rename_einval, err, sizeof(err)), 0, "%s", err);
+	cr_expect(!has(stage, "changes.patch"), "the staged name is gone");
+	cr_assert_eq(lstat(dst, &st), 0);
+	cr_expect(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0640 && st.st_nlink == 1);
+	cr_expect_eq(st.st_size, 5);
+}
+
+Test(dir_publish, fallback_publishes_a_symlink_as_itself)
+{
+	char err[256] = "", l[160], t[64] = "";
+	struct stat st;
+
+	snprintf(l, sizeof(l), "%s/link", stage);
+	cr_assert_eq(symlink("/nonexistent/target", l), 0);
+	cr_assert_eq(dir_publish_with(l, dst, rename_einval, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(lstat(dst, &st), 0);
+	cr_expect(S_ISLNK(st.st_mode));
+	cr_expect_gt(readlink(dst, t, sizeof(t) - 1), 0);
+	cr_expect_str_eq(t, "/nonexistent/target");
+	cr_expect(lstat(l, &st) && errno == ENOENT);
+	/* A dangling symlink at DST is an existing DST too. */
+	cr_assert_eq(symlink("/x", l), 0);
+	cr_expect_eq(dir_publish_with(l, dst, rename_einval, err, sizeof(err)), -EEXIST);
+}

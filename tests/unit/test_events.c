@@ -233,6 +233,35 @@ Test(events, rotlog_keeps_newest_under_the_cap_and_counts_drops)
 	rotlog_close(&l);
 }
 
+/* The relay's log (rotlog_attach_fixed): two files opened once, rotated by
+ * copy and truncate; a PATH someone made huge beforehand (sparse: 1 GiB)
+ * is never copied whole, and both files stay under the cap. */
+Test(events, rotlog_fixed_files_rotate_in_place_under_the_cap)
+{
+	static char buf[4096];
+	char p[160], old[160], got[256];
+	struct rotlog l;
+	int fd, ofd;
+
+	snprintf(p, sizeof(p), "%s/relay.log", dir);
+	snprintf(old, sizeof(old), "%s.1", p);
+	fd = open(p, O_RDWR | O_APPEND | O_CREAT, 0600);
+	ofd = open(old, O_RDWR | O_CREAT, 0600);
+	cr_assert(fd >= 0 && ofd >= 0);
+	cr_assert_eq(ftruncate(fd, 1ll << 30), 0);
+	cr_assert_eq(rotlog_attach_fixed(&l, p, fd, ofd, 64 << 10), 0);
+	memset(buf, 'r', sizeof(buf));
+	buf[sizeof(buf) - 1] = '\n';
+	for (int i = 0; i < 100; i++)
+		cr_assert_eq(rotlog_write(&l, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	cr_assert_leq(size_of(p) + size_of(old), 64 << 10);
+	cr_assert_gt(l.rotations, 5);
+	cr_assert_geq(l.dropped, 1ull << 30, "the huge head was dropped, and counted");
+	cr_assert_gt(read_all(p, got, sizeof(got)), 0);
+	cr_assert(!strncmp(got, "mvm: relay.log rotated (", 24), "%s", got);
+	rotlog_close(&l);
+}
+
 Test(events, rotlog_reopens_where_it_left_off)
 {
 	char p[160];

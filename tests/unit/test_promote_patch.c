@@ -264,3 +264,107 @@ Test(promote_patch, binaries_over_the_limit_are_only_marked)
 	mf_free(&b);
 	mf_free(&c);
 }
+
+/* A file @name (any bytes but '/' and NUL) under @sub, holding @text. */
+static void put_named(const char *sub, const char *name, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s/%s", dir, sub, name);
+	f = fopen(p, "w");
+	cr_assert_not_null(f, "%s", p);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Whether the path at *@s (bare or git-quoted) holds a byte a shell would act on; *@s moves past it. */
+static bool shell_active(const char **s, const char *end)
+{
+	const char *p = *s;
+
+	if (*p == '"') {
+		for (p++; p < end && *p != '"'; p++) {
+			if (*p == '$' || *p == '`')
+				return true;
+			p += *p == '\\';
+		}
+		*s = p + 1;
+		return p >= end;	/* unterminated */
+	}
+	for (; p < end && *p != ' '; p++)
+		if (strchr(";|&$`<>(){}#\t'\"*?[]~!\\", *p))
+			return true;
+	*s = p;
+	return false;
+}
+
+/* Every path of every header line of @patch: none may be shell-active. */
+static void expect_quoted(const char *patch)
+{
+	static const char *const keys[] = { "diff --git ", "rename from ", "rename to ", "--- ", "+++ " };
+
+	for (const char *l = patch, *end; *l; l = end + 1) {
+		end = strchr(l, '\n');
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const char *s = l + strlen(keys[k]);
+
+			if (strncmp(l, keys[k], strlen(keys[k])))
+				continue;
+			cr_expect(!shell_active(&s, end), "unquoted: %.*s", (int)(end - l), l);
+			/* diff --git: the second path; the others end the line. */
+			if (!k && *s++ == ' ')
+				cr_expect(!shell_active(&s, end), "unquoted: %.*s", (int)(end - l), l);
+			cr_expect(s == end, "a path holds a space unquoted: %.*s", (int)(end - l), l);
+		}
+	}
+}
+
+/*
+ * Guest-chosen names with a shell's metacharacters (issue 27 item 8): every
+ * path in changes.patch is quoted as git quotes it, so the patch fed to sh
+ * runs nothing named in it, and git apply still applies it exactly.
+ */
+Test(promote_patch, shell_metacharacters_in_paths_are_quoted_and_git_applies_them)
+{
+	static const char *const names[] = {
+		"a;touch PWNED1", "b|touch PWNED2", "c&touch PWNED3", "$(touch PWNED4)", "`touch PWNED5`",
+		"d<e>f", "(g){h}", "#i", "j k", "caf\xc3\xa9", "tab\there", "ctl\001x", "q'uote", "glob*?[x]",
+		"~tilde", "back\\slash",
+	};
+	struct manifest b, c;
+	struct patch_stats st;
+	char *patch, p[128];
+	FILE *f;
+
+	put_named("base", "old;touch PWNED6", "moved\n");
+	put_named("base", "mod $(touch PWNED7)", "one\n");
+	scan(&b, "base", true);
+	sh("cp -a base cur && rm cur/fifo", NULL);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		put_named("cur", names[i], "new\n");
+	sh("cd cur && mv 'old;touch PWNED6' 'new;touch PWNED8' && echo two >> 'mod $(touch PWNED7)'", NULL);
+	scan(&c, "cur", false);
+	patch = patch_of(&b, &c, &st);
+	cr_expect_eq(st.renamed, 1);
+	cr_expect_eq(st.added, sizeof(names) / sizeof(names[0]));
+	cr_expect(strstr(patch, "rename from \"old;touch PWNED6\"\nrename to \"new;touch PWNED8\"\n"), "%s", patch);
+	cr_expect(strstr(patch, "+++ \"b/\\044(touch PWNED4)\"\n"), "%s", patch);
+	cr_expect(strstr(patch, "+++ \"b/\\140touch PWNED5\\140\"\n"), "%s", patch);
+	cr_expect(strstr(patch, "+++ \"b/caf\\303\\251\"\n"), "%s", patch);
+	cr_expect(strstr(patch, "+++ \"b/tab\\there\"\n"), "%s", patch);
+	expect_quoted(patch);
+	snprintf(p, sizeof(p), "%s/changes.patch", dir);
+	f = fopen(p, "w");
+	fputs(patch, f);
+	fclose(f);
+	/* Run as a script with only `touch` on PATH: no PWNED file may appear. */
+	sh("mkdir bin run && ln -s \"$(command -v touch)\" bin/touch && cd run &&"
+	   "{ env -i PATH=\"$PWD/../bin\" timeout 20 sh ../changes.patch </dev/null >/dev/null 2>&1; true; } &&"
+	   "test -z \"$(find .. -name 'PWNED*' ! -path '../base/*' ! -path '../cur/*')\"", NULL);
+	sh("cp -a base repo && rm repo/fifo && cd repo && git init -q && git apply --check ../changes.patch &&"
+	   "git apply ../changes.patch && rm -rf .git && cd .. && diff -r repo cur", NULL);
+	free(patch);
+	mf_free(&b);
+	mf_free(&c);
+}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tools/sandbox/sandbox.h"
@@ -66,6 +67,32 @@ Test(sandbox_vm_config, create_data_disk_is_vda_at_data)
 	cr_assert_null(vc.argv[3]);
 	cr_assert_eq(vc.cpus, 2);
 	cr_assert_eq(vc.vsock_cid, 5);
+	sb_config_free(&back);
+}
+
+/* --lifetime: config.json keeps when it ends; the VM gets what is left of
+ * it as its stop time, and a sandbox past it does not start. */
+Test(sandbox_vm_config, a_lifetime_is_the_vms_stop_time_and_none_left_no_start)
+{
+	struct sb_config c = { .name = "box", .disk = "data.img", .disk_format = "raw", .cpus = 1,
+			       .mem = 256 << 20 }, back;
+	struct vm_config vc;
+	char err[256] = "";
+
+	roundtrip(&c, &back, &vc);
+	cr_assert_eq(vc.stop_after_ms, 0, "no lifetime, no stop time");
+	sb_config_free(&back);
+	c.expires = (double)time(NULL) + 3600;
+	roundtrip(&c, &back, &vc);
+	cr_assert_eq(back.expires, c.expires);
+	cr_assert(vc.stop_after_ms > 3500 * 1000ull && vc.stop_after_ms <= 3600 * 1000ull,
+		  "stop after %llu ms", (unsigned long long)vc.stop_after_ms);
+	sb_config_free(&back);
+	c.expires = (double)time(NULL) - 5;
+	cr_assert_eq(sb_config_save(&c), 0);
+	cr_assert_eq(sb_config_load("box", &back), 0);
+	cr_assert_eq(sb_vm_config(&back, &bufs, &vc, err, sizeof(err)), -ETIME);
+	cr_assert(strstr(err, "lifetime"), "%s", err);
 	sb_config_free(&back);
 }
 

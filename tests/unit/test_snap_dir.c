@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "devices/virtio_mmio.h"
+#include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/state_file.h"
 #include "snapshots/template.h"
@@ -20,6 +21,7 @@
 static char dir[64];
 static char err[512];
 static const char *device;	/* a device section of this name in the next state */
+static bool bad_sha;		/* the next state lists a wrong SHA-256 for its base layer */
 static uint32_t device_id;	/* its virtio device id */
 
 static void put(const char *name, const void *p, size_t n, off_t size)
@@ -42,7 +44,7 @@ static void crc_of(const char *name, struct snap_file *f)
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_RDONLY);
-	cr_assert_eq(snap_file_crc(fd, &f->size, &f->crc), 0);
+	cr_assert_eq(snap_file_digest(fd, &f->size, &f->crc, f->sha256), 0);
 	close(fd);
 }
 
@@ -65,15 +67,17 @@ static void make_snapshot_on(const char *l1, const char *l2, const struct snap_b
 	crc_of("memory", &f[0]);
 	crc_of("base.img", &f[1]);
 	crc_of("layer-1.qcow2", &f[2]);
+	f[1].sha256[0] ^= bad_sha;
 	snap_w_u32(&s, 3);
 	for (int i = 0; i < 3; i++) {
 		snap_w_blob(&s, f[i].name, (uint32_t)strlen(f[i].name));
 		snap_w_blob(&s, f[i].format, (uint32_t)strlen(f[i].format));
 		snap_w_u64(&s, f[i].size);
 		snap_w_u32(&s, f[i].crc);
+		snap_w_blob(&s, f[i].sha256, sizeof(f[i].sha256));
 	}
 	snap_state_begin(&w, &h);
-	snap_state_section(&w, SNAP_SEC_FILE, 0, 1, s.p, s.len);
+	snap_state_section(&w, SNAP_SEC_FILE, 0, 2, s.p, s.len);
 	if (base)
 		snap_base_section(&w, base);
 	if (device) {
@@ -95,17 +99,25 @@ static void make_snapshot(const char *l1, const char *l2)
 	make_snapshot_on(l1, l2, NULL);
 }
 
+static char keydir[64];
+
 static void setup(void)
 {
+	char k[128];
+
 	strcpy(dir, "/tmp/mvm-snapdir-XXXXXX");
 	cr_assert_not_null(mkdtemp(dir));
+	strcpy(keydir, "/tmp/mvm-snapkey-XXXXXX");
+	cr_assert_not_null(mkdtemp(keydir));
+	snprintf(k, sizeof(k), "%s/host.key", keydir);
+	setenv("MVM_HOST_KEY", k, 1);
 }
 
 static void teardown(void)
 {
 	char cmd[192];
 
-	snprintf(cmd, sizeof(cmd), "chmod -R u+w %s && rm -rf %s", dir, dir);
+	snprintf(cmd, sizeof(cmd), "chmod -R u+w %s && rm -rf %s %s", dir, dir, keydir);
 	cr_assert_eq(system(cmd), 0);
 }
 
@@ -302,6 +314,7 @@ Test(template, edited_record_is_refused)
 	put(TPL_META, "{\"name\":\"tpl\"", 14, 14);
 	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
 	cr_assert(strstr(err, "not a valid template record"), "%s", err);
+	cr_assert_eq(tpl_meta_load(dir, &m, err, sizeof(err)), -EBADMSG);
 	put(TPL_META, "x", 1, TPL_META_MAX + 1);
 	cr_assert_eq(tpl_meta_load(dir, &m, err, sizeof(err)), -EBADMSG);
 }
@@ -407,7 +420,131 @@ Test(template, edited_base_record_is_refused)
 	cr_assert_eq(chmod(path, 0644), 0);
 	put(TPL_META, text, strlen(text), (off_t)strlen(text));
 	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
-	cr_assert(strstr(err, "disagree"), "%s", err);
+	cr_assert(strstr(err, "template.json changed since the template was sealed"), "%s", err);
 	free(text);
 	unsetenv("MVM_IMAGE_DIR");
+}
+
+/* Issue 27 item 3: keyed seals. Edited in place with its modification time
+ * put back, the memory file is still seen (its change time), and the seal
+ * names the exact bytes of state, config.json and template.json. */
+Test(template, memory_edited_with_its_mtime_put_back_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct timespec t[2];
+	struct stat st;
+	char path[128];
+
+	make_template();
+	snprintf(path, sizeof(path), "%s/memory", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	rewrite("memory", "X", 1, 4096);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "memory") && strstr(err, "change time"), "%s", err);
+}
+
+/* A template record rewritten whole, identities and all, as anyone who can
+ * write the directory could: the seal refuses it. */
+Test(template, a_record_made_to_match_is_refused_by_the_seal)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	char path[128];
+
+	make_template();
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	cr_assert_eq(chmod(path, 0644), 0);
+	put("config.json", "{\"kernel\":\"/x\"}", 15, 15);
+	/* Sealed again, whole, under another key (an attacker's own). */
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(tpl_seal(dir, "tpl", "src", &in, err, sizeof(err)), 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/host.key", keydir);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "seal does not match the host key"), "%s", err);
+}
+
+Test(template, a_template_without_a_seal_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	char path[128];
+
+	make_template();
+	cr_assert_eq(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/" SNAP_SEAL_FILE, dir);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "no seal"), "%s", err);
+}
+
+/* A snapshot's seal: state and config.json as written; a config.json
+ * edited after, or one put in as a copy, is refused, and so is the state. */
+Test(snap_dir, snapshot_seal_names_state_and_config)
+{
+	struct snap_dir_info in;
+	char copy[128], path[128];
+
+	make_snapshot("base.img", "layer-1.qcow2");
+	put("config.json", "{}", 2, 2);
+	cr_assert_eq(snap_seal_write(dir, "snapshot", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(snap_seal_check_state(dir, NULL, &in, err, sizeof(err)), 0, "%s", err);
+	snprintf(path, sizeof(path), "%s/config.json", dir);
+	cr_assert_eq(snap_seal_check_copy(dir, NULL, "config.json", path, err, sizeof(err)), 0,
+		     "%s", err);
+	snprintf(copy, sizeof(copy), "%s/copy.json", dir);
+	put("copy.json", "{\"kernel\":\"/etc/passwd\"}", 24, 24);
+	cr_assert_eq(snap_seal_check_copy(dir, NULL, "config.json", copy, err, sizeof(err)),
+		     -EBADMSG);
+	cr_assert(strstr(err, "config.json changed since the snapshot was sealed"), "%s", err);
+	/* Another state (same files, one more device section): refused. */
+	device = "serial";
+	make_snapshot("base.img", "layer-1.qcow2");
+	device = NULL;
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(snap_seal_check_state(dir, NULL, &in, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "state changed"), "%s", err);
+}
+
+/* Contents are bound by SHA-256, not only by CRC-32C (which is linear:
+ * four chosen bytes restore any CRC): a file whose CRC matches the list but
+ * whose SHA-256 does not is refused, by the check and by the copy. */
+Test(snap_dir, a_file_matching_only_its_crc_is_refused)
+{
+	struct snap_dir_info in;
+
+	bad_sha = true;
+	make_snapshot("base.img", "layer-1.qcow2");
+	bad_sha = false;
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "base.img") && strstr(err, "checksum"), "%s", err);
+	cr_assert_eq(snap_dir_info(dir, &in, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(snap_copy_layers(dir, &in, keydir, err, sizeof(err)), -EBADMSG);
+}
+
+/* A layer, linked into sandboxes (its change time moves anyway), edited in
+ * place with its modification time put back: its contents are read. */
+Test(template, layer_edited_with_its_mtime_put_back_is_refused)
+{
+	struct snap_dir_info in;
+	struct tpl_meta m;
+	struct timespec t[2];
+	struct stat st;
+	char path[128];
+
+	make_template();
+	snprintf(path, sizeof(path), "%s/base.img", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	rewrite("base.img", "B", 1, 0);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "base.img") && strstr(err, "checksum"), "%s", err);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,12 +62,11 @@ Test(sock_probe, prepare_root_refuses_such_a_state_dir_before_creating_anything)
 
 /* A VMM that stopped accepting (hung, or paused in a debugger): its backlog
  * fills, and a CLI's connect gives up at its deadline instead of hanging. */
-Test(sock_probe, connect_to_a_listener_that_never_accepts_has_a_deadline)
+Test(sock_probe, connect_to_a_listener_that_never_accepts_has_a_deadline, .timeout = 60)
 {
 	char dir[] = "/tmp/mvm-sockprobe-XXXXXX", path[128];
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	int lfd, fds[8], n = 0, ret = 0;
-	struct timespec t0, t1;
 
 	cr_assert_not_null(mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/api.sock", dir);
@@ -80,11 +78,10 @@ Test(sock_probe, connect_to_a_listener_that_never_accepts_has_a_deadline)
 	while (n < 8 && (ret = unix_connect_by(path, 200)) >= 0)
 		fds[n++] = ret;
 	cr_assert_lt(n, 8, "the backlog never filled");
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* It returns, and says why: -ETIMEDOUT. A connect that never gave
+	 * up would hang and meet the test's .timeout (a hang guard). */
 	ret = unix_connect_by(path, 300);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	cr_expect_eq(ret, -ETIMEDOUT);
-	cr_expect_lt(t1.tv_sec - t0.tv_sec, 5, "the connect waited past its deadline");
 	while (n)
 		close(fds[--n]);
 	close(lfd);

@@ -43,7 +43,7 @@ Test(verb_args, help_unknown_and_counts_behave_alike_in_every_verb)
 		parse_fn fn;
 		int npos;
 	} verbs[] = {
-		{ "logs", logs_parse, 1 }, { "events", events_parse, 1 }, { "rm", rm_parse, 1 },
+		{ "logs", logs_parse, 1 }, { "events", events_parse, 1 },
 		{ "ls", ls_parse, 0 }, { "start", start_parse, 1 }, { "stop", stop_parse, 1 },
 		{ "checkpoint", checkpoint_parse, 1 }, { "checkpoints", checkpoints_parse, 1 },
 		{ "rollback", rollback_parse, 2 }, { "snapshot", snapshot_parse, 2 },
@@ -72,6 +72,30 @@ Test(verb_args, help_unknown_and_counts_behave_alike_in_every_verb)
 			cr_assert_str_eq(a.pos[1], "t1");
 		}
 	}
+}
+
+/* As docker rm: several names, options anywhere among them (issue 26). */
+Test(verb_args, rm_takes_one_or_more_names)
+{
+	static const char *const names[] = { "a", "b", "c", "d", "e" };
+	struct verb_args a;
+
+	cr_assert_eq(PARSE(rm_parse, &a, "rm"), -1, "a NAME is required");
+	cr_assert_eq(PARSE(rm_parse, &a, "rm", "--bogus", "box"), -1);
+	cr_assert_eq(PARSE(rm_parse, &a, "rm", "box", "--help"), 1);
+	cr_assert_eq(PARSE(rm_parse, &a, "rm", "box"), 0);
+	cr_assert_eq(a.npos, 1);
+	cr_assert_str_eq(a.all[0], "box");
+	cr_assert_eq(PARSE(rm_parse, &a, "rm", "-f", "a", "b", "c", "d", "e"), 0);
+	cr_assert(a.flag);
+	cr_assert_eq(a.npos, 5);
+	for (int i = 0; i < 5; i++)
+		cr_assert_str_eq(a.all[i], names[i]);
+	cr_assert_eq(PARSE(rm_parse, &a, "rm", "a", "-f", "b", "--", "-c"), 0);
+	cr_assert(a.flag);
+	cr_assert_eq(a.npos, 3);
+	cr_assert_str_eq(a.all[1], "b");
+	cr_assert_str_eq(a.all[2], "-c");
 }
 
 Test(verb_args, flags_before_or_after_name)

@@ -12,7 +12,10 @@
 #include "devices/net_slirp.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/net_opts.h"
+#include "tools/sandbox/env_input.h"
+#include "tools/sandbox/operator_policy.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 #include "tools/sandbox/sandbox_create.h"
 #include "tools/sandbox/sandbox_policy.h"
 
@@ -29,17 +32,26 @@ static const char create_usage[] =
 	"  --memory SIZE          guest RAM (default 512M)\n"
 	"  --cpu-quota PCT        at most PCT% of one CPU for the whole sandbox (cgroup\n"
 	"                         cpu.max, where a delegated cgroup exists: mvm inspect)\n"
+	"  --lifetime SECS        the host stops the sandbox SECS seconds after create\n"
+	"                         (kept by forks; it cannot start again: mvm rm it)\n"
 	"  --disk-size SIZE       size of the /data disk without --image (default 1G)\n"
 	"  --kernel PATH          guest kernel (default: make guest's)\n"
 	"  --copy HOST:GUEST      copy a host file or tree in after boot and record it\n"
 	"                         as the baseline of 'mvm diff'/'promote'; repeatable\n"
 	"  --env K=V              environment for every exec; repeatable\n"
+	"  --env-fd N             more of it from descriptor N, read to its end, and\n"
+	"  --env-file FILE        from FILE: K=V records each ended by a NUL byte (as\n"
+	"                         /proc/PID/environ): values stay off the command\n"
+	"                         line, which every local user can read\n"
 	"  --template TPL         start from template TPL instead of booting (see\n"
 	"                         'mvm template'); --image, --kernel, --cpus, --memory\n"
 	"                         and --disk-size are the template's and are refused\n"
 	"Network (deny by default; 'mvm net' changes the rules of a running sandbox,\n"
 	"and they are kept across stop/start):\n"
 	NET_OPTS_HELP
+	"  --owner OWNER          record OWNER (mcp:ID or tenant:NAME) as the sandbox's\n"
+	"                         owner: remote callers see only their own sandboxes\n"
+	"                         (docs/security.md)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"State lives in ${MVM_STATE_DIR:-${XDG_STATE_HOME:-~/.local/state}/mvm}/NAME/.\n"
@@ -51,7 +63,19 @@ static const char *const machine_opts[] = { "--image", "--cpus", "--memory", "--
 					    "--kernel" };
 
 enum { O_IMAGE = 256, O_CPUS, O_MEMORY, O_DISK_SIZE, O_KERNEL, O_COPY, O_ENV, O_TEMPLATE,
-       O_CPU_QUOTA };
+       O_CPU_QUOTA, O_OWNER, O_ENV_FD, O_ENV_FILE, O_LIFETIME };
+
+/* --env-fd / --env-file (tools/sandbox/env_input.h): values off argv. */
+static int env_input(struct sb_create *o, int ch, const char *arg)
+{
+	char err[512];
+
+	if (!env_input_opt(ch == O_ENV_FD ? "--env-fd" : "--env-file", arg, o->c.env, &o->c.nenv,
+			   SB_MAX_ENV, err, sizeof(err)))
+		return 0;
+	cli_err("create", "%s", err);
+	return -1;
+}
 
 static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machine)
 {
@@ -61,6 +85,13 @@ static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machin
 		*machine = machine_opts[ch - O_IMAGE];
 	switch (ch) {
 	case O_TEMPLATE: o->template_name = arg; return 0;
+	case O_ENV_FD:
+	case O_ENV_FILE: return env_input(o, ch, arg);
+	case O_OWNER:
+		if (!op_owner_ok(arg))
+			break;
+		snprintf(o->c.owner, sizeof(o->c.owner), "%s", arg);
+		return 0;
 	case O_IMAGE: o->image = arg; return 0;
 	case O_KERNEL: snprintf(o->c.kernel, sizeof(o->c.kernel), "%s", arg); return 0;
 	case O_CPUS:
@@ -76,6 +107,11 @@ static int parse_opt(struct sb_create *o, int ch, char *arg, const char **machin
 		if (cli_parse_int(arg, 1, 6400, &n))
 			break;
 		o->c.cpu_quota = (int)n;
+		return 0;
+	case O_LIFETIME:	/* up to a year; counted from now, on the wall clock */
+		if (cli_parse_int(arg, 1, 366L * 86400, &n))
+			break;
+		o->c.expires = (double)time(NULL) + (double)n;
 		return 0;
 	case O_DISK_SIZE:
 		if (cli_parse_size(arg, &o->c.disk_size) || o->c.disk_size < (16ull << 20))
@@ -140,9 +176,13 @@ int cmd_create(int argc, char **argv)
 		{ "image", required_argument, NULL, O_IMAGE }, { "cpus", required_argument, NULL, O_CPUS },
 		{ "memory", required_argument, NULL, O_MEMORY },
 		{ "cpu-quota", required_argument, NULL, O_CPU_QUOTA },
+		{ "lifetime", required_argument, NULL, O_LIFETIME },
 		{ "disk-size", required_argument, NULL, O_DISK_SIZE },
 		{ "kernel", required_argument, NULL, O_KERNEL }, { "copy", required_argument, NULL, O_COPY },
 		{ "env", required_argument, NULL, O_ENV }, NET_OPTS_LONGOPTS,
+		{ "env-fd", required_argument, NULL, O_ENV_FD },
+		{ "env-file", required_argument, NULL, O_ENV_FILE },
+		{ "owner", required_argument, NULL, O_OWNER },
 		{ "template", required_argument, NULL, O_TEMPLATE },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
@@ -190,6 +230,8 @@ int cmd_create(int argc, char **argv)
 	ret = sb_create(o) ? MVM_EXIT_ERROR : 0;
 	if (!ret)
 		printf("%s\n", o->c.name);
+	if (!ret)
+		cli_say_placement("create", o->c.name);
 out:
 	sb_config_free(&o->c);
 	free(o);

@@ -1,5 +1,6 @@
 /* `mvm image`: create qcow2 overlays, show image info, build and list the image store;
- * the work is in images/ (image_create, image_file, image_build, image_store). */
+ * the work is in images/ (image_create, image_file, image_build, image_store).
+ * `image import` is the program mvm-oci (cmd_image_import.c). */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <getopt.h>
@@ -13,6 +14,7 @@
 #include "images/image_create.h"
 #include "images/image_file.h"
 #include "images/image_store.h"
+#include "tools/cli/cmd_beside.h"
 #include "tools/cli/cmd_image.h"
 #include "tools/cli/verb_args.h"
 
@@ -23,6 +25,7 @@ static const char usage_text[] =
 	"                        [--cluster-size SIZE] OVERLAY\n"
 	"       mvm image info PATH [--json] [--format raw|qcow2] [--trust-backing]\n"
 	"       mvm image build NAME [--force] [--size SIZE]\n"
+	"       mvm image import SOURCE --name NAME [--force] [--size SIZE]\n"
 	"       mvm image ls\n\n"
 	"create  make a qcow2 v3 image; with --base, a copy-on-write overlay whose\n"
 	"        reads fall through to BASE (never written). The base format is\n"
@@ -34,11 +37,15 @@ static const char usage_text[] =
 	"build   build root image NAME (minimal: busybox + the guest init, seconds,\n"
 	"        offline; debian: Debian 12 minbase via debootstrap from the host's\n"
 	"        apt mirror, needs root and the network; browser: debian + Chromium,\n"
-	"        Xvfb, openbox, x11vnc/noVNC, xdotool, scrot and a user 'browser')\n"
+	"        Xvfb, openbox, x11vnc/noVNC, xdotool, scrot and a user 'browser';\n"
+	"        dev: debian + python3, pip, venv, nodejs, npm, git, build-essential,\n"
+	"        curl)\n"
 	"        into the store as NAME.ext4\n"
 	"        (raw ext4, sparse) + NAME.json. A built image is reused unless\n"
 	"        --force. Builders are images/build-NAME.sh. Boot one with\n"
 	"        'mvm run --image NAME' (a throw-away overlay; the image stays intact).\n"
+	"import  an OCI image (docker save, an OCI layout or archive) as root image\n"
+	"        NAME; 'mvm image import --help' for its sources and rules.\n"
 	"ls      images in $XDG_DATA_HOME/mvm/images (default ~/.local/share/...).\n";
 
 static int usage(FILE *f, int rc)
@@ -342,6 +349,9 @@ int cmd_image(int argc, char **argv)
 		return cmd_ls(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "build"))
 		return cmd_build(argc - 1, argv + 1);
+	/* mvm-oci, beside this program: libarchive stays out of the VMM. */
+	if (!strcmp(argv[1], "import"))
+		return cli_beside(OCI_EXE, "image import", argv + 1);
 	cli_err("image", "unknown subcommand '%s'", argv[1]);
 	return usage(stderr, EXIT_USAGE);
 }

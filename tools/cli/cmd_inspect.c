@@ -13,7 +13,8 @@ static const char inspect_usage[] =
 	"usage: mvm inspect NAME [--json]\n"
 	"Show a sandbox's status, its VMM's and network helper's pids, and which\n"
 	"protections are in force on the VMM: seccomp and capabilities (from\n"
-	"/proc/PID/status), no_new_privs, landlock (ABI version), namespaces, cgroup;\n"
+	"/proc/PID/status), no_new_privs, landlock (ABI version), namespaces, cgroup\n"
+	"(its own; the cgroup it was started in; why it has none of its own);\n"
 	"and on the network helper (mvm-net): seccomp, no_new_privs, capabilities,\n"
 	"landlock, namespaces.\n";
 
@@ -69,6 +70,12 @@ static void print_text(const cJSON *o)
 	free(s);
 	v = cJSON_GetObjectItem(p, "cgroup");
 	printf("cgroup:      %s\n", cJSON_IsString(v) ? v->valuestring : "none");
+	v = cJSON_GetObjectItem(p, "cgroup_caller");
+	if (cJSON_IsString(v))
+		printf("started in:  %s\n", v->valuestring);
+	v = cJSON_GetObjectItem(p, "cgroup_note");
+	if (cJSON_IsString(v))
+		printf("placement:   %s\n", v->valuestring);
 }
 
 int cmd_inspect(int argc, char **argv)

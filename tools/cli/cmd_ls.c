@@ -54,7 +54,7 @@ int cmd_ls(int argc, char **argv)
 	struct verb_args a;
 	char **names;
 	cJSON *arr;
-	int n = ls_parse(argc, argv, &a);
+	int crashed, n = ls_parse(argc, argv, &a);
 	bool json = a.flag;
 
 	if (n)
@@ -65,11 +65,13 @@ int cmd_ls(int argc, char **argv)
 		return MVM_EXIT_ERROR;
 	}
 	arr = cJSON_CreateArray();
+	crashed = 0;
 	if (!json)
 		printf("%-24s %-8s %4s %8s %8s  %s\n", "NAME", "STATUS", "CPUS", "MEMORY", "PID", "IMAGE");
 	for (int i = 0; i < n; i++) {
 		cJSON *o = entry(names[i]);
 
+		crashed += !strcmp(cJSON_GetObjectItem(o, "status")->valuestring, "crashed");
 		if (!json) {
 			const cJSON *img = cJSON_GetObjectItem(o, "image");
 
@@ -91,5 +93,8 @@ int cmd_ls(int argc, char **argv)
 		free(s);
 	}
 	cJSON_Delete(arr);
+	if (crashed && !json)
+		fprintf(stderr, "mvm ls: %d sandbox(es) crashed: their VMM is gone (killed with a "
+			"job?); 'mvm gc' removes them\n", crashed);
 	return 0;
 }

@@ -10,14 +10,18 @@
 
 #include "common/cli_util.h"
 #include "tools/cli/cmd_run.h"
+#include "images/image_defaults.h"
 #include "images/image_overlay.h"
+#include "images/image_store.h"
 #include "tools/cli/net_opts.h"
+#include "tools/sandbox/env_input.h"
 #include "vmm/initrd.h"
 #include "vmm/vm.h"
 
 
 static const char run_usage[] =
 	"usage: mvm run [OPTIONS] -- CMD [ARGS...]\n"
+	"       mvm run --image NAME [OPTIONS]   (an imported image's own command)\n"
 	"Run CMD in a fresh, throw-away sandbox: create + exec + rm in one step. The\n"
 	"sandbox (run-PID) is listed by 'mvm ls' and reachable by 'mvm exec' and\n"
 	"'mvm net' while CMD runs, and is removed when it ends.\n"
@@ -27,7 +31,10 @@ static const char run_usage[] =
 	"  --rootfs IMG[:FLAGS]  boot the command from an ext4 image (becomes /dev/vda)\n"
 	"  --image NAME|PATH   boot a raw ext4 root image (NAME from 'mvm image build')\n"
 	"                      through a throw-away qcow2 overlay: the image is never\n"
-	"                      written, the guest's changes vanish at exit\n"
+	"                      written, the guest's changes vanish at exit. An\n"
+	"                      imported image's Env, WorkingDir and User apply (-e,\n"
+	"                      -w, -u win);\n"
+	"                      with no CMD its Entrypoint + Cmd run\n"
 	"  --disk PATH[:FLAGS]   attach a disk (vda, vdb, ... in order); repeatable.\n"
 	"                      FLAGS: ro (read-only), raw (default) or qcow2 — the\n"
 	"                      format is stated, never guessed from the file\n"
@@ -38,7 +45,12 @@ static const char run_usage[] =
 	"  --cpus N            vCPUs (default 1)\n"
 	"  --memory SIZE       guest RAM, e.g. 512M, 2G (default 256M)\n"
 	"  -e, --env K=V       environment variable for CMD; repeatable\n"
+	"  --env-fd N          more of it from descriptor N (read to its end), or\n"
+	"  --env-file FILE     from FILE: K=V records each ended by a NUL byte, so\n"
+	"                      secrets stay off the command line\n"
 	"  -w, --workdir DIR   working directory for CMD (default /)\n"
+	"  -u, --user UID      run CMD as this numeric uid (gid = uid; default 0, or\n"
+	"                      an imported image's User)\n"
 	"  --cmdline ARGS      extra kernel command-line arguments\n"
 	"  --console           copy the guest kernel console to stderr\n"
 	"  --timing            print VMM start, guest init and command exit times\n"
@@ -51,7 +63,7 @@ static const char run_usage[] =
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_ROOTFS, OPT_DISK, OPT_CPUS, OPT_MEMORY,
        OPT_CMDLINE, OPT_CONSOLE, OPT_TIMING, OPT_EXIT_AT_INIT, OPT_SAVE_INITRD,
-       OPT_IMAGE, OPT_DISK_SIZE, OPT_COPY, OPT_TEMPLATE };
+       OPT_IMAGE, OPT_DISK_SIZE, OPT_COPY, OPT_TEMPLATE, OPT_ENV_FD, OPT_ENV_FILE };
 
 static const struct option run_longopts[] = {
 	{ "kernel", required_argument, NULL, OPT_KERNEL },
@@ -65,7 +77,10 @@ static const struct option run_longopts[] = {
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "memory", required_argument, NULL, OPT_MEMORY },
 	{ "env", required_argument, NULL, 'e' },
+	{ "env-fd", required_argument, NULL, OPT_ENV_FD },
+	{ "env-file", required_argument, NULL, OPT_ENV_FILE },
 	{ "workdir", required_argument, NULL, 'w' },
+	{ "user", required_argument, NULL, 'u' },
 	{ "cmdline", required_argument, NULL, OPT_CMDLINE },
 	{ "console", no_argument, NULL, OPT_CONSOLE },
 	{ "timing", no_argument, NULL, OPT_TIMING },
@@ -77,6 +92,18 @@ static const struct option run_longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ 0 },
 };
+
+/* --env-fd / --env-file (tools/sandbox/env_input.h): values off argv. */
+static int env_input(struct run_opts *o, int c, const char *arg)
+{
+	char err[512];
+
+	if (!env_input_opt(c == OPT_ENV_FD ? "--env-fd" : "--env-file", arg, o->env, &o->nenv, RUN_MAX_ENV, err,
+			   sizeof(err)))
+		return 0;
+	cli_err("run", "%s", err);
+	return -1;
+}
 
 static int parse_value(struct run_opts *o, int c, char *arg)
 {
@@ -122,7 +149,17 @@ static int parse_value(struct run_opts *o, int c, char *arg)
 		}
 		o->env[o->nenv++] = arg;
 		return 0;
+	case OPT_ENV_FD:
+	case OPT_ENV_FILE: return env_input(o, c, arg);
 	case 'w': o->cfg.workdir = arg; return 0;
+	case 'u':
+		if (cli_parse_int(arg, 0, 0x7fffffff, &n)) {
+			cli_err("run", "--user: '%s' is not a numeric uid", arg);
+			return -1;
+		}
+		o->uid = (uint32_t)n;
+		o->uid_set = true;
+		return 0;
 	case OPT_CMDLINE: o->cfg.extra_cmdline = arg; return 0;
 	case OPT_CONSOLE: o->cfg.console_fd = STDERR_FILENO; return 0;
 	case OPT_TIMING: o->timing = true; return 0;
@@ -180,7 +217,7 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 	o->cfg.net.enabled = true;	/* deny by default; --net none removes the device */
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:w:h", run_longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+e:w:u:h", run_longopts, NULL)) != -1) {
 		if (c == 'h')
 			return 1;
 		if (c == '?') {
@@ -204,19 +241,54 @@ int run_parse_args(struct run_opts *o, int argc, char **argv)
 		cli_err("run", "use one of --initrd, --rootfs and --image, once");
 		return -1;
 	}
-	if (optind >= argc) {
+	/* With --image the image may name the command (run_image_defaults). */
+	if (optind >= argc && !o->image) {
 		cli_err("run", "no command given (mvm run [OPTIONS] -- CMD [ARGS...])");
 		return -1;
 	}
-	o->cfg.argv = &argv[optind];
+	o->cfg.argv = optind < argc ? &argv[optind] : NULL;
 	o->env[o->nenv] = NULL;
 	o->cfg.env = o->env;
+	return 0;
+}
+
+/* An imported image's Env, WorkingDir and (without a CMD) Entrypoint + Cmd. */
+static int run_image_defaults(struct run_opts *o, struct image_defaults *d)
+{
+	char img[PATH_MAX], err[PATH_MAX + 128];
+
+	if (o->image && !image_store_resolve(o->image, img, sizeof(img)) &&
+	    image_defaults_load(img, d, err, sizeof(err))) {
+		cli_err("run", "%s", err);
+		return -1;
+	}
+	if (image_defaults_env(d, o->env, &o->nenv, RUN_MAX_ENV)) {
+		cli_err("run", "the image's Env and -e make over %d variables", RUN_MAX_ENV);
+		return -1;
+	}
+	o->env[o->nenv] = NULL;
+	if (!o->cfg.workdir && d->workdir)
+		o->cfg.workdir = d->workdir;
+	if (!o->uid_set && d->has_ids) {
+		o->uid = d->uid;
+		if (d->gid != d->uid)
+			cli_err("run", "warning: image user %u:%u runs with group %u (commands get gid = uid)",
+				d->uid, d->gid, d->uid);
+	}
+	if (!o->cfg.argv)
+		o->cfg.argv = d->argv;
+	if (!o->cfg.argv) {
+		cli_err("run", "no command given, and image '%s' names none (no Entrypoint or Cmd)",
+			o->image);
+		return -1;
+	}
 	return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
 	struct run_opts *o = calloc(1, sizeof(*o));
+	struct image_defaults defaults = { 0 };
 	int ret = MVM_EXIT_USAGE;
 
 	if (!o)
@@ -230,7 +302,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	ret = MVM_EXIT_ERROR;
-	if (find_defaults(o))
+	if (run_image_defaults(o, &defaults) || find_defaults(o))
 		goto out;
 	/* --exit-at-init (the boot benchmark's boot timer) stops before any
 	 * agent could answer: only that aid and --save-initrd keep the direct path. */
@@ -240,6 +312,7 @@ int cmd_run(int argc, char **argv)
 	}
 	ret = run_direct(o);
 out:
+	image_defaults_free(&defaults);
 	free(o);
 	return ret;
 }

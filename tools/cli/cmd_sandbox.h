@@ -2,6 +2,7 @@
 #ifndef MVM_CMD_SANDBOX_H
 #define MVM_CMD_SANDBOX_H
 
+struct verb_args;
 int cmd_create(int argc, char **argv);
 int cmd_exec(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
@@ -15,11 +16,19 @@ int cmd_logs(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_net(int argc, char **argv);
 int cmd_mcp(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 int cmd_vmm(int argc, char **argv);	/* internal: the daemon */
 int cmd_relay(int argc, char **argv);	/* internal: the browser relay */
 /* `mvm browser NAME` (cmd_browser.c), `mvm screenshot NAME FILE` (cmd_screenshot.c). */
 int cmd_browser(int argc, char **argv);
 int cmd_screenshot(int argc, char **argv);
+/* `mvm gc [--dry-run]` (cmd_gc.c): remove the sandboxes whose VMM is gone. */
+int cmd_gc(int argc, char **argv);
+int gc_parse(int argc, char **argv, struct verb_args *a);	/* --dry-run */
+
+/* After create/start of NAME: on stderr, once, that it has no cgroup of its
+ * own and is charged to its caller's, and why (cmd_start.c). */
+void cli_say_placement(const char *verb, const char *name);
 
 /* Argument parsers of the verbs (tools/cli/verb_args.h): 0, 1 for --help,
  * -1 after a usage error. They run nothing. */
@@ -55,5 +64,15 @@ struct exec_args {
 	int argc;
 };
 int exec_parse(int argc, char **argv, struct exec_args *a);
+
+/* `mvm serve` (cmd_serve.c): the server's options, or a token subcommand in @pos. */
+#include "tools/serve/serve.h"
+struct serve_args {
+	struct sv_opts o;
+	struct sv_quota q;		/* token add's quota */
+	char *pos[3];			/* "token" "add|ls|rm" [TENANT] */
+	int npos;
+};
+int serve_parse(int argc, char **argv, struct serve_args *a);
 
 #endif

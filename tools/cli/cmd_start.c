@@ -6,6 +6,7 @@
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/verb_args.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 
 static const char start_usage[] =
 	"usage: mvm start NAME\nBoot the stopped sandbox NAME again (same disk).\n";
@@ -16,6 +17,14 @@ int start_parse(int argc, char **argv, struct verb_args *a)
 					       .synopsis = "one sandbox NAME" };
 
 	return verb_parse(&spec, NULL, argc, argv, a);
+}
+
+void cli_say_placement(const char *verb, const char *name)
+{
+	char note[1024];
+
+	if (sb_cgroup_recorded_note(name, note, sizeof(note)))
+		fprintf(stderr, "mvm %s: %s: %s\n", verb, name, note);
 }
 
 int cmd_start(int argc, char **argv)
@@ -38,5 +47,6 @@ int cmd_start(int argc, char **argv)
 		sb_stop(name, 5);
 		return MVM_EXIT_ERROR;
 	}
+	cli_say_placement("start", name);
 	return 0;
 }

@@ -10,12 +10,15 @@
 #include "snapshots/template.h"
 #include "tools/cli/cmd_snapshot.h"
 #include "tools/sandbox/template.h"
+#include "tools/sandbox/template_bundle.h"
 
 static const char template_usage[] =
 	"usage: mvm template create TPL --from SANDBOX\n"
 	"       mvm template ls [--json]\n"
 	"       mvm template inspect TPL [--json]\n"
 	"       mvm template rm TPL [--force]\n"
+	"       mvm template export TPL FILE\n"
+	"       mvm template import FILE [--name NAME]\n"
 	"A template is a read-only starting point taken from a running sandbox\n"
 	"(memory, vCPUs, devices, disk; the source pauses briefly and runs on).\n"
 	"'mvm create NAME --template TPL' and 'mvm run --template TPL -- CMD' start\n"
@@ -25,14 +28,20 @@ static const char template_usage[] =
 	"A sandbox made with --image IMG: the template references IMG in the image\n"
 	"store (not copied); once IMG changes, starts from the template are refused.\n"
 	"Templates live in ${MVM_TEMPLATE_DIR:-${XDG_DATA_HOME:-~/.local/share}/mvm/templates}.\n"
+	"export writes one file (mode 0600: it holds the guest's memory) with the\n"
+	"template, the image it references and a manifest of SHA-256 digests;\n"
+	"import checks every digest, puts the image in this host's store (reused\n"
+	"when one with the same contents is there), seals the template with this\n"
+	"host's key and publishes it whole; a bundle already imported is a no-op.\n"
 	"\n"
 	"  --from SANDBOX   the running sandbox to take it from (create)\n"
 	"  --json           machine-readable output (ls, inspect)\n"
+	"  --name NAME      import under NAME instead of the bundle's own name\n"
 	"  --force          rm even while sandboxes started from it exist (they keep\n"
 	"                   their own links to its files and run on)\n";
 
 struct tpl_args {
-	const char *sub, *tpl, *from;
+	const char *sub, *tpl, *from, *file, *name;
 	bool json, force;
 };
 
@@ -41,7 +50,8 @@ static int parse(int argc, char **argv, struct tpl_args *a)
 {
 	static const struct option opts[] = {
 		{ "from", required_argument, NULL, 'f' }, { "json", no_argument, NULL, 'j' },
-		{ "force", no_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "force", no_argument, NULL, 'F' }, { "help", no_argument, NULL, 'h' },
+		{ "name", required_argument, NULL, 'n' }, { 0 },
 	};
 	int c, npos = 0;
 
@@ -54,12 +64,15 @@ static int parse(int argc, char **argv, struct tpl_args *a)
 		case 'f': a->from = optarg; break;
 		case 'j': a->json = true; break;
 		case 'F': a->force = true; break;
+		case 'n': a->name = optarg; break;
 		case 1:
 			if (npos == 0)
 				a->sub = optarg;
 			else if (npos == 1)
 				a->tpl = optarg;
-			if (++npos <= 2)
+			else if (npos == 2)
+				a->file = optarg;
+			if (++npos <= 3)
 				break;
 			/* fall through */
 		default:
@@ -70,9 +83,12 @@ static int parse(int argc, char **argv, struct tpl_args *a)
 	for (; optind < argc; optind++, npos++)	/* after "--" */
 		if (npos == 1)
 			a->tpl = argv[optind];
+		else if (npos == 2)
+			a->file = argv[optind];
 	if (!a->sub || (strcmp(a->sub, "ls") && !a->tpl) || (!strcmp(a->sub, "ls") && a->tpl) ||
-	    npos > 2) {
-		cli_err("template", "expected a subcommand and TPL (see mvm template --help)");
+	    npos > (!strcmp(a->sub, "export") ? 3 : 2) || (!strcmp(a->sub, "export") && !a->file) ||
+	    (a->name && strcmp(a->sub, "import"))) {
+		cli_err("template", "expected a subcommand and its arguments (see mvm template --help)");
 		return -1;
 	}
 	return 0;
@@ -121,6 +137,8 @@ static cJSON *describe(const char *tpl)
 		/* Not in "bytes": the image's base is referenced, not held. */
 		if (m->has_base)
 			cJSON_AddStringToObject(o, "image", m->base.path);
+		if (m->bundle[0])
+			cJSON_AddStringToObject(o, "bundle_sha256", m->bundle);
 	}
 	n = sb_template_users(tpl, &names);
 	for (int i = 0; i < n; i++) {
@@ -210,6 +228,8 @@ static int do_inspect(const struct tpl_args *a)
 	       num(o, "cpus"), num(o, "bytes") / (1 << 20), str(o, "path"));
 	if (str(o, "image")[0])
 		printf("image:     %s (referenced, not copied)\n", str(o, "image"));
+	if (str(o, "bundle_sha256")[0])
+		printf("imported:  from bundle sha256 %s\n", str(o, "bundle_sha256"));
 	printf("sandboxes:");
 	cJSON_ArrayForEach(u, cJSON_GetObjectItemCaseSensitive(o, "sandboxes"))
 		printf(" %s", u->valuestring);
@@ -239,6 +259,41 @@ static int do_rm(const struct tpl_args *a)
 	return 0;
 }
 
+static int do_export(const struct tpl_args *a)
+{
+	char err[1024] = "", digest[SHA256_HEX];
+	uint64_t bytes = 0;
+
+	if (sb_template_export(a->tpl, a->file, digest, &bytes, err, sizeof(err))) {
+		cli_err("template", "%s", err);
+		return MVM_EXIT_ERROR;
+	}
+	printf("exported template %s to %s (%.1f MiB, sha256 %s)\n", a->tpl, a->file,
+	       (double)bytes / (1 << 20), digest);
+	return 0;
+}
+
+static int do_import(const struct tpl_args *a)
+{
+	struct sb_import r;
+	char err[1024] = "";
+
+	if (sb_template_import(a->tpl, a->name, &r, err, sizeof(err))) {
+		cli_err("template", "%s", err);
+		return MVM_EXIT_ERROR;
+	}
+	if (r.noop) {
+		printf("template %s: this bundle (sha256 %s) is already imported; nothing to do\n",
+		       r.name, r.digest);
+		return 0;
+	}
+	printf("imported template %s (sha256 %s)\n", r.name, r.digest);
+	if (r.image[0])
+		printf("image: %s (%s)\n", r.image, r.image_reused ?
+		       "already in the store: reused" : "added to the store");
+	return 0;
+}
+
 int cmd_template(int argc, char **argv)
 {
 	struct tpl_args a;
@@ -258,6 +313,11 @@ int cmd_template(int argc, char **argv)
 		return do_inspect(&a);
 	if (!strcmp(a.sub, "rm"))
 		return do_rm(&a);
-	cli_err("template", "unknown subcommand '%s' (create, ls, inspect, rm)", a.sub);
+	if (!strcmp(a.sub, "export"))
+		return do_export(&a);
+	if (!strcmp(a.sub, "import"))
+		return do_import(&a);
+	cli_err("template", "unknown subcommand '%s' (create, ls, inspect, rm, export, import)",
+		a.sub);
 	return MVM_EXIT_USAGE;
 }

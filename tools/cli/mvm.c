@@ -5,6 +5,7 @@
 
 #include "common/start_trace.h"
 #include "common/cli_util.h"
+#include "tools/cli/cmd_beside.h"
 #include "tools/cli/cmd_run.h"
 #include "tools/cli/cmd_sandbox.h"
 #include "tools/cli/cmd_image.h"
@@ -27,13 +28,14 @@ static const struct verb verbs[] = {
 	{ "stop", cmd_stop, "stop a sandbox (its disk is kept)" },
 	{ "start", cmd_start, "boot a stopped sandbox again" },
 	{ "rm", cmd_rm, "delete a sandbox and its state" },
+	{ "gc", cmd_gc, "remove the sandboxes whose VMM is gone (a job's epilogue)" },
 	{ "logs", cmd_logs, "print a sandbox's console log" },
 	{ "events", cmd_events, "print a sandbox's lifecycle events and network denials" },
 	{ "net", cmd_net, "a sandbox's network policy (allow, deny, remove, show, check)" },
 	{ "diff", cmd_diff, "the changes to a --copy tree, as a git-style patch" },
 	{ "export", cmd_export, "copy a guest tree out into a new host directory" },
 	{ "promote", cmd_promote, "run checks, then write a review bundle (patch + report)" },
-	{ "image", cmd_image, "create and inspect disk images (create, info, ls)" },
+	{ "image", cmd_image, "disk images and the image store (create, info, build, import, ls)" },
 	{ "checkpoint", cmd_checkpoint, "checkpoint a running sandbox (memory, devices, disk)" },
 	{ "checkpoints", cmd_checkpoints, "list a sandbox's checkpoints" },
 	{ "rollback", cmd_rollback, "return a running sandbox to a checkpoint" },
@@ -44,6 +46,7 @@ static const struct verb verbs[] = {
 	{ "browser", cmd_browser, "start Chromium in a sandbox; print its CDP endpoint on the host" },
 	{ "screenshot", cmd_screenshot, "the sandbox's display as a PNG file" },
 	{ "mcp", cmd_mcp, "serve the Model Context Protocol on stdin/stdout" },
+	{ "serve", cmd_serve_beside, "serve sandboxes over HTTP to tenants with tokens" },
 };
 
 static void usage(FILE *f)

@@ -56,12 +56,15 @@ int verb_parse(const struct verb_spec *s, void *ctx, int argc, char **argv, stru
 		else if (s->opt(ctx, c, optarg))
 			return -1;
 	}
-	if (argc - optind < s->min_pos || argc - optind > s->max_pos) {
+	if (argc - optind < s->min_pos || (s->max_pos != VERB_ANY_POS && argc - optind > s->max_pos)) {
 		cli_err(s->verb, "expected %s (see mvm %s --help)", s->synopsis, s->verb);
 		return -1;
 	}
-	while (optind < argc)
-		a->pos[a->npos++] = argv[optind++];
+	/* getopt_long has moved every positional argument to the end, in order. */
+	a->all = argv + optind;
+	a->npos = argc - optind;
+	for (int i = 0; i < a->npos && i < VERB_MAX_POS; i++)
+		a->pos[i] = a->all[i];
 	return 0;
 }
 

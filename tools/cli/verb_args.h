@@ -12,12 +12,15 @@
 
 #define VERB_MAX_OPTS 16
 #define VERB_MAX_POS 3
+#define VERB_ANY_POS (-1)
 
 struct verb_spec {
 	const char *verb;		/* for messages: "mvm VERB: ..." */
 	const char *shortopts;		/* getopt letters without h (NULL: none) */
 	const struct option *longopts;	/* may be NULL; {0}-terminated; --help is added */
-	int min_pos, max_pos;		/* how many positional arguments (<= VERB_MAX_POS) */
+	/* How many positional arguments: max_pos <= VERB_MAX_POS, or VERB_ANY_POS
+	 * for a list of names (`mvm rm a b c`; all of them in verb_args.all). */
+	int min_pos, max_pos;
 	const char *synopsis;		/* "NAME [TAG]", for the usage error */
 	/* Each option: 0, or -1 after printing why its value is bad. NULL:
 	 * every option is the verb's one flag (-f, --json...). */
@@ -26,8 +29,9 @@ struct verb_spec {
 
 /* What verb_parse found. */
 struct verb_args {
-	char *pos[VERB_MAX_POS];
-	int npos;
+	char *pos[VERB_MAX_POS];	/* the first VERB_MAX_POS of them */
+	int npos;			/* how many in all */
+	char **all;			/* every positional argument, in order (inside argv) */
 	bool flag;			/* the verb's one flag, when spec->opt is NULL */
 };
 

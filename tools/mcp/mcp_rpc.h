@@ -31,6 +31,7 @@ struct mcp_call {
 	const cJSON *progress_token;	/* NULL: the client asked for no progress */
 	double progress;		/* the last value sent (they must increase) */
 	char err[1024];			/* why the tool failed */
+	char sandbox[160];		/* the host's name of the sandbox the arguments name (mcp_name) */
 };
 
 /*
@@ -54,6 +55,7 @@ struct mcp_server {
 	/* Where notifications (progress) go: one message, no newline. */
 	void (*send)(void *ctx, const char *msg);
 	void *send_ctx;
+	void *app;				/* the tools' context (tools/mcp/mcp_tools.h) */
 };
 
 /* Parse the tools' schemas. 0, or -EINVAL naming the tool on stderr. */

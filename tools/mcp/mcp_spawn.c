@@ -26,12 +26,27 @@ static double now_s(void)
 	return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/*
+ * In the child of fork(): async-signal-safe calls only (mvm serve forks
+ * from one of many threads). The descriptor an --env-fd N names is the one
+ * this child inherits; every other one of the parent's is close-on-exec.
+ */
 static void child(char *const argv[], int out, int err)
 {
 	int null = open("/dev/null", O_RDONLY);
+	sigset_t none;
 
 	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
 		_exit(127);
+	for (int i = 1; argv[i] && argv[i + 1]; i++) {
+		if (strcmp(argv[i], "--env-fd"))
+			continue;
+		if (fcntl((int)strtol(argv[i + 1], NULL, 10), F_SETFD, 0) < 0)
+			_exit(127);
+	}
+	/* A server thread's blocked signals must not reach mvm and its VMM. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
 	execv(sb_self_exe(), argv);
 	_exit(127);

@@ -16,11 +16,12 @@
 #define ABS_PATH(what) "{\"type\":\"string\",\"pattern\":\"^/.*[^/]$\",\"maxLength\":4095,\"description\":\"" what "\"}"
 
 static const char create_in[] = OBJ(MCP_NAME_SCHEMA ","
-	"\"image\":{\"type\":\"string\",\"maxLength\":4095,\"description\":\"root image: a name from 'mvm image build' or a path to a raw ext4 image; default: the built-in initramfs with a data disk at /data\"},"
+	"\"image\":{\"type\":\"string\",\"maxLength\":4095,\"description\":\"root image: a name from 'mvm image ls' (a host path only if the operator allows it); default: the built-in initramfs with a data disk at /data\"},"
+	"\"template\":{\"type\":\"string\",\"pattern\":\"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$\",\"description\":\"start from this template ('mvm template ls') instead of booting; not with image, memory or cpus\"},"
 	"\"memory\":{\"type\":\"string\",\"pattern\":\"^[0-9]{1,9}[KMG]?$\",\"description\":\"guest RAM, e.g. 512M or 2G (default 512M)\"},"
 	"\"cpus\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":64},"
 	"\"allow\":{\"type\":\"array\",\"maxItems\":64,\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":512},"
-		"\"description\":\"network allow rules HOST[:PORTS][/tcp|/udp]; none (the default): the sandbox has no network\"},"
+		"\"description\":\"network allow rules HOST[:PORTS][/tcp|/udp], within the operator's ceiling (public addresses and names by default); none (the default): the sandbox has no network\"},"
 	"\"env\":" STR_MAP ",\"description\":\"environment for every command\"}",
 	REQ("\"name\""));
 static const char create_out[] = OBJ("\"name\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"},"
@@ -76,13 +77,13 @@ static const char diff_out[] = OBJ("\"patch\":{\"type\":\"string\"},\"bytes\":{\
 	"\"truncated\":{\"type\":\"boolean\"},\"notes\":{\"type\":\"string\"}", REQ("\"patch\",\"bytes\",\"truncated\""));
 
 static const char promote_in[] = OBJ(MCP_NAME_SCHEMA ","
-	"\"out\":{\"type\":\"string\",\"pattern\":\"^/\",\"maxLength\":4095,\"description\":\"host directory for the bundle (must not exist)\"},"
+	"\"out\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":4095,\"description\":\"where the bundle goes, beneath the operator's output root: a relative path (or an absolute one inside the root) that must not exist; default NAME-promote-N\"},"
 	"\"checks\":{\"type\":\"array\",\"maxItems\":64,\"items\":{\"type\":\"string\",\"minLength\":1,\"maxLength\":65536},"
 		"\"description\":\"shell commands run in the workspace before the bundle is written\"},"
 	"\"workspace\":{\"type\":\"string\",\"pattern\":\"^/\",\"maxLength\":4095},"
 	"\"check_timeout\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":86400}",
-	REQ("\"name\",\"out\""));
-static const char promote_out[] = OBJ("\"out\":{\"type\":\"string\"},\"checks_passed\":{\"type\":\"boolean\"},"
+	REQ("\"name\""));
+static const char promote_out[] = OBJ("\"out\":{\"type\":\"string\",\"description\":\"the absolute host path of the bundle\"},\"checks_passed\":{\"type\":\"boolean\"},"
 	"\"report\":{\"type\":\"object\"}", REQ("\"out\",\"checks_passed\",\"report\""));
 
 const struct mcp_tool mcp_tools[] = {
@@ -105,7 +106,7 @@ const struct mcp_tool mcp_tools[] = {
 	  "The changes made to a tree copied in at create (--copy), as a git-style patch.", diff_in, diff_out,
 	  mcp_tool_diff },
 	{ "promote", "Promote the workspace",
-	  "Run checks in the sandbox, then write a review bundle (changes.patch, report.json) on the host.",
+	  "Run checks in the sandbox, then write a review bundle (changes.patch, report.json) on the host, beneath the operator's output root; returns its path.",
 	  promote_in, promote_out, mcp_tool_promote },
 	{ "sandbox_remove", "Remove a sandbox", "Stop a sandbox and delete its state.", name_in, remove_out,
 	  mcp_tool_remove },
@@ -119,6 +120,30 @@ const char *mcp_arg_str(const cJSON *args, const char *key)
 	return cJSON_IsString(v) ? v->valuestring : NULL;
 }
 
+const char *mcp_name(struct mcp_call *c, const cJSON *args)
+{
+	const struct mcp_app *a = mcp_app_of(c);
+	const char *n = mcp_arg_str(args, "name");
+	int len;
+
+	if (!n || !a || !a->ns[0])
+		return n;
+	len = snprintf(c->sandbox, sizeof(c->sandbox), "%s%s", a->ns, n);
+	if (len < 0 || (size_t)len >= sizeof(c->sandbox))
+		c->sandbox[0] = '\0';
+	return c->sandbox;
+}
+
+const char *mcp_caller_name(const struct mcp_call *c, const char *host)
+{
+	const struct mcp_app *a = mcp_app_of(c);
+	size_t n = a ? strlen(a->ns) : 0;
+
+	if (!a || !n)
+		return host;
+	return strncmp(host, a->ns, n) || !host[n] ? NULL : host + n;
+}
+
 double mcp_arg_num(const cJSON *args, const char *key, double dflt)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
@@ -128,9 +153,14 @@ double mcp_arg_num(const cJSON *args, const char *key, double dflt)
 
 int mcp_need_sandbox(struct mcp_call *c, const char *name)
 {
-	if (name && sb_name_ok(name) && sb_exists(name))
+	struct mcp_app *a = mcp_app_of(c);
+
+	const char *shown = name ? mcp_caller_name(c, name) : NULL;
+
+	if (a && !op_sandbox_access(&a->pol, a->owner, name, c->err, sizeof(c->err)))
 		return 0;
-	snprintf(c->err, sizeof(c->err), "no sandbox named %s", name ? name : "(none)");
+	/* The name as the caller gave it: a namespace is not the caller's to see. */
+	snprintf(c->err, sizeof(c->err), "no sandbox named %.64s", shown ? shown : name ? name : "(none)");
 	return -1;
 }
 

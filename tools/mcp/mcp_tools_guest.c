@@ -18,7 +18,7 @@ static int need_running(struct mcp_call *c, const char *name)
 		return -1;
 	if (sb_vmm_pid(name) > 0)
 		return 0;
-	snprintf(c->err, sizeof(c->err), "sandbox %s is not running", name);
+	snprintf(c->err, sizeof(c->err), "sandbox %s is not running", mcp_caller_name(c, name));
 	return -1;
 }
 
@@ -64,7 +64,7 @@ static void exec_result(cJSON *out, const struct ap_exit *x, const struct mcp_bu
 
 int mcp_tool_exec(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *cwd = mcp_arg_str(args, "cwd");
+	const char *name = mcp_name(c, args), *cwd = mcp_arg_str(args, "cwd");
 	char *argv[] = { "sh", "-c", (char *)mcp_arg_str(args, "command"), NULL };
 	struct mcp_buf o = { .cap = OUT_CAP }, e = { .cap = OUT_CAP };
 	struct ap_exec ex = { .argc = 3, .argv = argv, .cwd = (char *)(cwd ? cwd : "") };
@@ -98,7 +98,7 @@ int mcp_tool_exec(struct mcp_call *c, const cJSON *args, cJSON *out)
 
 int mcp_tool_file_read(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *path = mcp_arg_str(args, "path");
+	const char *name = mcp_name(c, args), *path = mcp_arg_str(args, "path");
 	struct mcp_buf d = { .cap = (size_t)mcp_arg_num(args, "max_bytes", READ_DEFAULT) };
 	bool text;
 
@@ -125,7 +125,7 @@ int mcp_tool_file_read(struct mcp_call *c, const cJSON *args, cJSON *out)
 
 int mcp_tool_file_write(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *path = mcp_arg_str(args, "path");
+	const char *name = mcp_name(c, args), *path = mcp_arg_str(args, "path");
 	const char *content = mcp_arg_str(args, "content"), *enc = mcp_arg_str(args, "encoding");
 	uint8_t *bytes = (uint8_t *)content;
 	size_t n = strlen(content);

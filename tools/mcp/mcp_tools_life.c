@@ -7,22 +7,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "common/cli_util.h"
+#include "guest/agent/proto.h"
 #include "tools/mcp/mcp_spawn.h"
 #include "tools/mcp/mcp_tools.h"
 #include "tools/sandbox/agent_sync.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 
-#define MAX_ARGV    (8 + 2 * 64 + 2 * 64 + 8)
+#define MAX_ARGV    (16 + 2 * 64)
 #define ERR_CAP     (64u << 10)
 #define PATCH_CAP   (1u << 20)
 #define API_MS      (600 * 1000)	/* a checkpoint of a big guest under emulation is slow */
 
 struct argv_b {
 	char *v[MAX_ARGV + 1];
-	char *owned[MAX_ARGV];
-	int n, nowned;
+	int n;
 };
 
 static void arg(struct argv_b *a, const char *s)
@@ -31,50 +34,135 @@ static void arg(struct argv_b *a, const char *s)
 		a->v[a->n++] = (char *)s;
 }
 
-static void argv_free(struct argv_b *a)
-{
-	for (int i = 0; i < a->nowned; i++)
-		free(a->owned[i]);
-}
-
-/* The env object as --env K=V; MCP_INVALID_PARAMS for a bad key. */
-static int env_args(struct mcp_call *c, struct argv_b *a, const cJSON *env)
+/*
+ * The env object as NUL-ended K=V records in a memfd, for `--env-fd N`:
+ * values never appear on a command line (every local user reads
+ * /proc/PID/cmdline). The fd (inherited by the child) in *fd; the caller
+ * closes it. 0, MCP_INVALID_PARAMS for a bad key, or -1.
+ */
+static int env_fd(struct mcp_call *c, const cJSON *env, int *fd)
 {
 	const cJSON *e;
 
+	*fd = -1;
+	if (cJSON_GetArraySize(env) == 0)
+		return 0;
 	cJSON_ArrayForEach(e, env) {
-		char *kv;
-
 		if (!e->string[0] || strchr(e->string, '=')) {
 			snprintf(c->err, sizeof(c->err), "invalid arguments: env name '%.64s' is empty or has '='", e->string);
 			return MCP_INVALID_PARAMS;
 		}
-		if (asprintf(&kv, "%s=%s", e->string, e->valuestring) < 0)
+	}
+	/* Close-on-exec: in mvm serve, other threads' children must not inherit
+	 * it; mcp_spawn's child opens it to the one named by --env-fd. */
+	*fd = memfd_create("mvm-env", MFD_CLOEXEC);
+	if (*fd < 0)
+		goto fail;
+	cJSON_ArrayForEach(e, env) {
+		if (ap_write_all(*fd, e->string, strlen(e->string)) || ap_write_all(*fd, "=", 1) ||
+		    ap_write_all(*fd, e->valuestring, strlen(e->valuestring) + 1))
+			goto fail;
+	}
+	if (lseek(*fd, 0, SEEK_SET) == 0)
+		return 0;
+fail:
+	snprintf(c->err, sizeof(c->err), "cannot pass the environment: %s", strerror(errno));
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+/* The operator's policy on create's arguments: images and templates by
+ * name, allow rules under the ceiling. @image_path gets what --image takes. */
+static int create_policy(struct mcp_call *c, const cJSON *args, char *image_path, size_t cap)
+{
+	const struct mcp_app *a = mcp_app_of(c);
+	const char *image = mcp_arg_str(args, "image"), *tpl = mcp_arg_str(args, "template");
+	const char *name = mcp_name(c, args);
+	const cJSON *e;
+
+	if (!a) {
+		snprintf(c->err, sizeof(c->err), "no operator policy");
+		return -1;
+	}
+	if (tpl && (image || cJSON_GetObjectItem(args, "memory") || cJSON_GetObjectItem(args, "cpus"))) {
+		snprintf(c->err, sizeof(c->err), "invalid arguments: a template fixes the machine: "
+			 "leave out image, memory and cpus");
+		return MCP_INVALID_PARAMS;
+	}
+	if (image && op_image_resolve(&a->pol, image, image_path, cap, c->err, sizeof(c->err)))
+		return -1;
+	if (tpl && op_check_template(&a->pol, tpl, c->err, sizeof(c->err)))
+		return -1;
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(args, "allow"))
+		if (op_check_allow_rule(&a->pol, e->valuestring, c->err, sizeof(c->err)))
 			return -1;
-		a->owned[a->nowned++] = kv;
-		arg(a, "--env");
-		arg(a, kv);
+	/* Names are one namespace per user: a taken one is said to be taken,
+	 * whoever has it, and nothing else of it is told. */
+	if (name && sb_name_ok(name) && sb_exists(name)) {
+		snprintf(c->err, sizeof(c->err), "the name %s is taken: choose another", mcp_caller_name(c, name));
+		return -1;
 	}
 	return 0;
 }
 
+/* Run create's child @argv within the caller's quota, when it has one. */
+static int create_spawn(struct mcp_call *c, const cJSON *args, const char *name, char **argv,
+			struct mcp_buf *o, struct mcp_buf *err)
+{
+	const struct mcp_app *a = mcp_app_of(c);
+	const char *mem = mcp_arg_str(args, "memory");
+	uint64_t bytes = 512ull << 20;
+	int slot = -1, st;
+
+	if (a->create_reserve) {
+		if (mem && cli_parse_size(mem, &bytes)) {
+			snprintf(c->err, sizeof(c->err), "invalid arguments: memory %s", mem);
+			return MCP_INVALID_PARAMS;
+		}
+		slot = a->create_reserve(a->hook_ctx, name, (int)mcp_arg_num(args, "cpus", 1), bytes, c->err,
+					 sizeof(c->err));
+		if (slot < 0)
+			return -1;
+	}
+	st = mcp_spawn(c, argv, o, err);
+	st = st ? mcp_child_failed(c, "create", st, err) : 0;
+	if (a->create_done && a->create_done(a->hook_ctx, slot, name, !st, c->err, sizeof(c->err)) && !st)
+		st = -1;
+	return st;
+}
+
 int mcp_tool_create(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *image = mcp_arg_str(args, "image");
-	const char *mem = mcp_arg_str(args, "memory");
+	const char *name = mcp_name(c, args), *image = mcp_arg_str(args, "image");
+	const char *mem = mcp_arg_str(args, "memory"), *tpl = mcp_arg_str(args, "template");
 	const cJSON *allow = cJSON_GetObjectItemCaseSensitive(args, "allow"), *e;
 	struct mcp_buf o = { .cap = ERR_CAP }, err = { .cap = ERR_CAP };
 	struct argv_b a = { .n = 0 };
-	char cpus[16];
+	char cpus[16], fdarg[16], *image_path = malloc(PATH_MAX);
+	int st, efd = -1;
 	cJSON *net;
-	int st;
 
+	if (!image_path)
+		return -1;
+	st = create_policy(c, args, image_path, PATH_MAX);
+	if (!st)
+		st = env_fd(c, cJSON_GetObjectItemCaseSensitive(args, "env"), &efd);
+	if (st)
+		goto out;
 	arg(&a, "mvm");
 	arg(&a, "create");
 	arg(&a, name);
+	arg(&a, "--owner");
+	arg(&a, mcp_app_of(c)->owner);
 	if (image) {
 		arg(&a, "--image");
-		arg(&a, image);
+		arg(&a, image_path);
+	}
+	if (tpl) {
+		arg(&a, "--template");
+		arg(&a, tpl);
 	}
 	if (mem) {
 		arg(&a, "--memory");
@@ -94,18 +182,22 @@ int mcp_tool_create(struct mcp_call *c, const cJSON *args, cJSON *out)
 		arg(&a, "--allow");
 		arg(&a, e->valuestring);
 	}
-	st = env_args(c, &a, cJSON_GetObjectItemCaseSensitive(args, "env"));
-	if (!st) {
-		a.v[a.n] = NULL;
-		st = mcp_spawn(c, a.v, &o, &err);
-		st = st ? mcp_child_failed(c, "create", st, &err) : 0;
+	if (efd >= 0) {
+		snprintf(fdarg, sizeof(fdarg), "%d", efd);
+		arg(&a, "--env-fd");
+		arg(&a, fdarg);
 	}
-	argv_free(&a);
+	a.v[a.n] = NULL;
+	st = create_spawn(c, args, name, a.v, &o, &err);
+out:
+	if (efd >= 0)
+		close(efd);
+	free(image_path);
 	mcp_buf_free(&o);
 	mcp_buf_free(&err);
 	if (st)
 		return st;
-	cJSON_AddStringToObject(out, "name", name);
+	cJSON_AddStringToObject(out, "name", mcp_arg_str(args, "name"));
 	cJSON_AddStringToObject(out, "status", sb_status(name, NULL));
 	net = cJSON_AddObjectToObject(out, "network");
 	cJSON_AddStringToObject(net, "mode", cJSON_GetArraySize(allow) ? "allowlist" : "none");
@@ -115,6 +207,7 @@ int mcp_tool_create(struct mcp_call *c, const cJSON *args, cJSON *out)
 
 int mcp_tool_list(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
+	/* Only what this server may see (tools/sandbox/operator_policy.h). */
 	cJSON *arr = cJSON_AddArrayToObject(out, "sandboxes");
 	char **names;
 	int n = sb_list(&names);
@@ -124,18 +217,28 @@ int mcp_tool_list(struct mcp_call *c, const cJSON *args, cJSON *out)
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
-		cJSON *o = cJSON_CreateObject();
+		struct mcp_app *a = mcp_app_of(c);
 		struct sb_config cfg;
+		cJSON *o;
 		pid_t pid;
 
-		cJSON_AddStringToObject(o, "name", names[i]);
-		cJSON_AddStringToObject(o, "status", sb_status(names[i], &pid));
-		if (!sb_config_load(names[i], &cfg)) {
-			cJSON_AddNumberToObject(o, "cpus", cfg.cpus);
-			cJSON_AddNumberToObject(o, "memory", (double)cfg.mem);
-			cJSON_AddStringToObject(o, "image", cfg.image);
-			sb_config_free(&cfg);
+		/* Out of scope (another owner's, or unreadable): not listed at all. */
+		if (!a || !mcp_caller_name(c, names[i]) || sb_config_load(names[i], &cfg)) {
+			free(names[i]);
+			continue;
 		}
+		if (!op_may_access(&a->pol, a->owner, cfg.owner)) {
+			sb_config_free(&cfg);
+			free(names[i]);
+			continue;
+		}
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", mcp_caller_name(c, names[i]));
+		cJSON_AddStringToObject(o, "status", sb_status(names[i], &pid));
+		cJSON_AddNumberToObject(o, "cpus", cfg.cpus);
+		cJSON_AddNumberToObject(o, "memory", (double)cfg.mem);
+		cJSON_AddStringToObject(o, "image", cfg.image);
+		sb_config_free(&cfg);
 		cJSON_AddItemToArray(arr, o);
 		free(names[i]);
 	}
@@ -157,12 +260,12 @@ static int simple_child(struct mcp_call *c, char *const argv[])
 
 int mcp_tool_remove(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name");
+	const char *name = mcp_name(c, args);
 	char *argv[] = { "mvm", "rm", "-f", (char *)name, NULL };
 
 	if (mcp_need_sandbox(c, name) || simple_child(c, argv))
 		return -1;
-	cJSON_AddStringToObject(out, "name", name);
+	cJSON_AddStringToObject(out, "name", mcp_arg_str(args, "name"));
 	cJSON_AddTrueToObject(out, "removed");
 	return 0;
 }
@@ -199,7 +302,7 @@ static cJSON *api(struct mcp_call *c, const char *name, const char *op, const ch
 
 int mcp_tool_checkpoint(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *tag;
+	const char *name = mcp_name(c, args), *tag;
 	cJSON *r;
 
 	if (mcp_need_sandbox(c, name))
@@ -216,7 +319,7 @@ int mcp_tool_checkpoint(struct mcp_call *c, const cJSON *args, cJSON *out)
 
 int mcp_tool_rollback(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *tag = mcp_arg_str(args, "tag");
+	const char *name = mcp_name(c, args), *tag = mcp_arg_str(args, "tag");
 	cJSON *r;
 	int ret;
 
@@ -239,7 +342,7 @@ int mcp_tool_rollback(struct mcp_call *c, const cJSON *args, cJSON *out)
 
 int mcp_tool_diff(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
-	const char *name = mcp_arg_str(args, "name"), *path = mcp_arg_str(args, "path");
+	const char *name = mcp_name(c, args), *path = mcp_arg_str(args, "path");
 	struct mcp_buf o = { .cap = PATCH_CAP }, err = { .cap = ERR_CAP };
 	char *argv[] = { "mvm", "diff", (char *)name, (char *)path, NULL };
 	int st;

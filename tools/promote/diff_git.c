@@ -12,12 +12,24 @@ bool dg_is_binary(const struct dg_blob *b)
 	return b && memchr(b->p, 0, b->len < 8000 ? b->len : 8000) != NULL;
 }
 
+/*
+ * Bytes a path may hold unquoted. Anything else (a shell's metacharacters
+ * ;|&$`<>(){}#, quotes, spaces, globs, ~, control and non-ASCII bytes)
+ * makes git-style quoting: a changes.patch fed to a shell by mistake then
+ * never runs a command hidden in a guest-chosen file name.
+ */
+static bool plain_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("._-/+,:@%=", c));
+}
+
 void dg_quote(struct outbuf *o, const char *prefix, const char *path)
 {
 	bool quote = false;
 
 	for (const unsigned char *c = (const unsigned char *)path; *c; c++)
-		quote |= *c == '"' || *c == '\\' || *c < 0x20 || *c >= 0x7f;
+		quote |= !plain_byte(*c);
 	if (!quote) {
 		ob_printf(o, "%s%s", prefix, path);
 		return;
@@ -30,7 +42,8 @@ void dg_quote(struct outbuf *o, const char *prefix, const char *path)
 			ob_put(o, "\\n", 2);
 		else if (*c == '\t')
 			ob_put(o, "\\t", 2);
-		else if (*c < 0x20 || *c >= 0x7f)
+		/* $ and ` still expand between a shell's double quotes: octal, which git reads back. */
+		else if (*c < 0x20 || *c >= 0x7f || *c == '$' || *c == '`')
 			ob_printf(o, "\\%03o", *c);
 		else
 			ob_put(o, c, 1);

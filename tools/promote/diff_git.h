@@ -22,7 +22,14 @@ struct dg_blob {
 
 /* git's rule: a NUL byte in the first 8000 bytes. */
 bool dg_is_binary(const struct dg_blob *b);
-/* "a/" + @path, quoted as git quotes it ("..." with C escapes) when it holds '"', '\\' or non-ASCII. */
+/*
+ * @prefix + @path ("a/" + path), quoted as git's quote_c_style does ("..."
+ * with C escapes, octal for control and non-ASCII bytes) when it holds any
+ * byte outside [A-Za-z0-9._-/+,:@%=]: besides git's own cases, a shell's
+ * metacharacters and spaces, with '$' and '`' as octal too, so no line of
+ * the patch run by a shell expands or runs anything from a path. git apply
+ * reads every form back.
+ */
 void dg_quote(struct outbuf *o, const char *prefix, const char *path);
 enum dg_form { DG_TEXT, DG_BINARY_PATCH, DG_BINARY_MARKER };
 

@@ -13,6 +13,7 @@
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sb_seal.h"
 
 int baseline_blob_dir(const char *name, char *out, size_t cap)
 {
@@ -94,6 +95,8 @@ int baseline_copy_in(const char *name, const char *host_src, const char *guest_d
 	ret = sb_path(name, f, p, sizeof(p));
 	if (!ret)
 		ret = mf_save(&m, p);
+	if (!ret)
+		ret = sb_seal(name, f);	/* a VMM may write here, not forge this */
 	if (ret)
 		cli_err("create", "cannot save the baseline manifest of %s: %s", host_src, strerror(-ret));
 out:
@@ -134,10 +137,15 @@ int baseline_load(const char *name, struct manifest **out, char *err, size_t err
 	if (!ms)
 		return -ENOMEM;
 	for (int i = 0; i < n && !ret; i++) {
+		char *text = NULL;
+
 		snprintf(f, sizeof(f), "baseline/%d.json", i);
 		ret = sb_path(name, f, p, sizeof(p));
 		if (!ret)
-			ret = mf_load(&ms[i], p, err, errlen);
+			ret = sb_seal_read(name, f, SB_SEAL_BIG, &text, err, errlen);
+		if (!ret)
+			ret = mf_parse(&ms[i], text, p, err, errlen);
+		free(text);
 		if (ret)
 			baseline_free(ms, i);
 	}

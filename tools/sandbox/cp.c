@@ -20,6 +20,7 @@
 #include "guest/agent/tree.h"
 #include "tools/sandbox/agent_client.h"
 #include "common/cli_util.h"
+#include "common/dir_publish.h"
 #include "common/fs_util.h"
 #include "tools/sandbox/cp.h"
 #include "tools/sandbox/fetch.h"
@@ -178,10 +179,14 @@ static int get_new(const char *name, const char *src, const char *target, struct
 	if (dfd >= 0)
 		close(dfd);
 	snprintf(t, sizeof(t), "%s/t", stage);
-	/* RENAME_NOREPLACE: whatever appeared at @target meanwhile is never replaced. */
-	if (!ret && renameat2(AT_FDCWD, t, AT_FDCWD, target, RENAME_NOREPLACE)) {
-		ret = -errno;
-		snprintf(fo->err, sizeof(fo->err), "cannot move the copy to %s: %s", target, strerror(errno));
+	/* Whatever appeared at @target meanwhile is never replaced, also where
+	 * the file system lacks RENAME_NOREPLACE (a 9p or NFS home). */
+	if (!ret) {
+		char why[PATH_MAX + 160];
+
+		ret = dir_publish(t, target, why, sizeof(why));
+		if (ret)
+			snprintf(fo->err, sizeof(fo->err), "cannot move the copy to %s: %s", target, why);
 	}
 	rm_tree(stage);
 	return ret;

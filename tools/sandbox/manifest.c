@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/sha256.h"
 #include "guest/agent/proto.h"
 #include "common/file_io.h"
 #include "tools/sandbox/manifest.h"
@@ -144,16 +145,6 @@ out:
 	return ret;
 }
 
-static bool hex64(const char *s)
-{
-	if (strlen(s) != 64)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
-			return false;
-	return true;
-}
-
 static const char *jstr(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -177,7 +168,7 @@ static int parse_entry(const cJSON *o, struct mf_entry *e)
 	    mode->valuedouble < 0 || mode->valuedouble > 07777)
 		return -EINVAL;
 	e->mode = (uint32_t)mode->valuedouble;
-	if (e->kind != MF_DIR && (!sha || !hex64(sha)))
+	if (e->kind != MF_DIR && (!sha || !sha256_hex_valid(sha)))
 		return -EINVAL;
 	if (sha)
 		snprintf(e->sha, sizeof(e->sha), "%s", sha);
@@ -214,8 +205,6 @@ static char *read_small(const char *path, int *ret)
 
 int mf_load(struct manifest *m, const char *path, char *err, size_t errlen)
 {
-	const cJSON *arr, *it;
-	cJSON *j = NULL;
 	int ret;
 	char *text = read_small(path, &ret);
 
@@ -224,8 +213,19 @@ int mf_load(struct manifest *m, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
 		return ret;
 	}
-	j = cJSON_Parse(text);
+	ret = mf_parse(m, text, path, err, errlen);
 	free(text);
+	return ret;
+}
+
+int mf_parse(struct manifest *m, const char *text, const char *path, char *err, size_t errlen)
+{
+	const cJSON *arr, *it;
+	cJSON *j = NULL;
+	int ret;
+
+	memset(m, 0, sizeof(*m));
+	j = cJSON_Parse(text);
 	arr = cJSON_GetObjectItemCaseSensitive(j, "entries");
 	ret = -EINVAL;
 	if (!jstr(j, "guest_root") || !jstr(j, "host_src") || !cJSON_IsArray(arr))

@@ -48,6 +48,8 @@ unsigned mf_git_mode(const struct mf_entry *e);
 int mf_save(const struct manifest *m, const char *path);
 /* Loads and validates (safe relative paths, hex digests, known kinds). 0 or -errno, @err set. */
 int mf_load(struct manifest *m, const char *path, char *err, size_t errlen);
+/* The same from @text (named @path in messages). */
+int mf_parse(struct manifest *m, const char *text, const char *path, char *err, size_t errlen);
 
 struct mf_scan_opts {
 	const char *blob_dir;	/* keep each file's content as blob_dir/SHA256; NULL: hash only */

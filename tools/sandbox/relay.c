@@ -4,16 +4,22 @@
  * opens a stream to the guest agent through vsock.sock ("CONNECT 1024",
  * then a TCP frame naming the guest port) and waits, under a deadline, for
  * "OK <port>" and the agent's OK frame; from then on bytes are moved both
- * ways and never looked at. On a local_web forward the client's first
- * request head is read and checked before that (relay_http_check: only
- * this host's loopback port as Host and Origin; else 403 and closed), and
- * the guest is reached only when it passes. The guest is an attacker:
- * nothing it sends can make this process wait without a deadline or hold
- * more than RELAY_BUF per direction per connection.
+ * ways and never looked at. Only the owner's processes are served: a
+ * connection whose client socket another uid owns is closed at accept
+ * (relay_peer.c), before it takes a slot. On a local_web forward the
+ * client's first request head is read and checked before that
+ * (relay_http_check: only this host's loopback port as Host and Origin;
+ * else 403 and closed), and the guest is reached only when it passes;
+ * unless it is a WebSocket handshake, that head is all the guest gets of
+ * the connection (no second, unchecked request on a kept-alive one). The
+ * guest is an attacker: nothing it sends can make this process wait
+ * without a deadline or hold more than RELAY_BUF per direction per
+ * connection; a connection with no traffic for the idle time is closed.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +30,11 @@
 #include <unistd.h>
 
 #include "common/mono_time.h"
+#include "common/rotlog.h"
 #include "guest/agent/proto.h"
 #include "tools/sandbox/relay.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sandbox_cgroup.h"
 
 enum { K_LISTEN, K_PID, K_CLI, K_VS };
 enum { RC_HEAD, RC_LINE, RC_HDR, RC_PIPE };
@@ -36,7 +44,8 @@ struct rconn {
 	int li;				/* the forward it came in on */
 	bool cli_on, vs_on;		/* registered with epoll */
 	int state;
-	uint64_t deadline;		/* setup only (ms, CLOCK_MONOTONIC) */
+	uint64_t deadline;		/* set-up: its end; piped: the idle end (ms, CLOCK_MONOTONIC) */
+	bool drain;			/* local_web, one request: client bytes are read and dropped */
 	char line[32];
 	size_t line_len;
 	uint8_t hdr[AP_HDR_SIZE];
@@ -46,13 +55,37 @@ struct rconn {
 };
 
 struct relay {
-	int ep, dirfd, pidfd, n;
+	int ep, pidfd, nl, n;
+	uint32_t owner;			/* the uid whose clients are served */
+	uint64_t idle_ms;
+	struct rotlog log;		/* relay.log, capped like console.log */
 	int lfd[RELAY_MAX_FWD];
 	uint16_t gport[RELAY_MAX_FWD];
 	uint16_t hport[RELAY_MAX_FWD];	/* the listener's own port, for relay_http_check */
 	bool web[RELAY_MAX_FWD];	/* local_web */
 	struct rconn *c[RELAY_MAX_CONNS];
 };
+
+/* One line in relay.log (capped: rotlog). */
+static void __attribute__((format(printf, 2, 3))) say(struct relay *r, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	if (r->log.fd >= 0)
+		(void)rotlog_write(&r->log, line, (size_t)n);
+	else
+		(void)!write(STDERR_FILENO, line, (size_t)n);
+}
 
 static uint64_t tag(int kind, int idx)
 {
@@ -87,8 +120,10 @@ static void conn_close(struct relay *r, int i)
 	r->c[i] = NULL;
 }
 
-/* A stream to the agent carrying "CONNECT 1024\n" and the TCP request. fd or -errno. */
-static int open_guest(struct relay *r, uint16_t gport)
+/* A stream to the agent carrying "CONNECT 1024\n" and the TCP request
+ * (vsock.sock in the current directory: the state directory, or the root
+ * the relay was confined to). fd or -errno. */
+static int open_guest(uint16_t gport)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
 	uint8_t req[48], port[2] = { (uint8_t)gport, (uint8_t)(gport >> 8) };
@@ -97,7 +132,7 @@ static int open_guest(struct relay *r, uint16_t gport)
 
 	if (fd < 0)
 		return -errno;
-	snprintf(a.sun_path, sizeof(a.sun_path), "/proc/self/fd/%d/vsock.sock", r->dirfd);
+	snprintf(a.sun_path, sizeof(a.sun_path), "vsock.sock");
 	ap_hdr_encode(req + n, AP_TCP, sizeof(port));
 	memcpy(req + n + AP_HDR_SIZE, port, sizeof(port));
 	n += AP_HDR_SIZE + (int)sizeof(port);
@@ -118,9 +153,9 @@ static void to_guest(struct relay *r, int i)
 {
 	struct rconn *c = r->c[i];
 
-	c->vs = open_guest(r, r->gport[c->li]);
+	c->vs = open_guest(r->gport[c->li]);
 	if (c->vs < 0) {
-		fprintf(stderr, "mvm relay: cannot reach the guest agent: %s\n", strerror(-c->vs));
+		say(r, "mvm relay: cannot reach the guest agent: %s", strerror(-c->vs));
 		conn_close(r, i);
 		return;
 	}
@@ -141,7 +176,7 @@ static void refuse(struct relay *r, int i, const char *why)
 	int n = snprintf(resp, sizeof(resp), "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\n"
 			 "Content-Length: %zu\r\nConnection: close\r\n\r\n%s", sizeof(body) - 1, body);
 
-	fprintf(stderr, "mvm relay: port %u: refused a request with %s\n", r->hport[c->li], why);
+	say(r, "mvm relay: port %u: refused a request with %s", r->hport[c->li], why);
 	(void)!send(c->cli, resp, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL);
 	shutdown(c->cli, SHUT_WR);
 	/* Unread bytes would turn the close into a reset that may discard the 403. */
@@ -168,22 +203,84 @@ static void head_read(struct relay *r, int i)
 	ok = relay_http_check((const char *)c->ubuf, c->up.len, r->hport[c->li], &head, &why);
 	if (ok < 0)
 		return refuse(r, i, why);
-	if (ok == 0)
-		to_guest(r, i);	/* what was read waits in up.buf for the pipe */
+	if (ok)
+		return;
+	/* One request per connection unless it becomes a WebSocket: the guest
+	 * gets this head alone, then the end of the stream; what else the
+	 * client sends is read and dropped (a close with unread bytes would
+	 * reset the connection and could cut the answer short). */
+	if (!relay_http_upgrade((const char *)c->ubuf, head)) {
+		c->up.len = head;
+		c->up.eof = true;
+		c->drain = true;
+	}
+	to_guest(r, i);	/* what was read waits in up.buf for the pipe */
+}
+
+/* A local_web connection after its one request: client bytes dropped. */
+static int drain(struct rconn *c)
+{
+	char b[4096];
+	ssize_t n;
+
+	while ((n = recv(c->cli, b, sizeof(b), MSG_DONTWAIT)) > 0)
+		;
+	if (n == 0)
+		c->drain = false;
+	return n < 0 && errno != EAGAIN && errno != EINTR ? -1 : 0;
+}
+
+/* Whether the client of accepted socket @fd (@peer) belongs to the owner.
+ * Anything unclear (the lookup failed, the client already gone) is no. */
+static bool owners_client(struct relay *r, int li, const struct sockaddr_in *peer)
+{
+	struct sockaddr_in local = { .sin_family = AF_INET, .sin_port = htons(r->hport[li]),
+				     .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	uint32_t uid = 0;
+	int ret = relay_peer_uid(r->nl, peer, &local, &uid);
+
+	if (ret)
+		say(r, "mvm relay: port %u: refused a connection whose owner is unknown (%s)",
+		    r->hport[li], strerror(-ret));
+	else if (uid != r->owner)
+		say(r, "mvm relay: port %u: refused a connection of uid %u (only uid %u is served)",
+		    r->hport[li], uid, r->owner);
+	return !ret && uid == r->owner;
+}
+
+/* Whether forward @li may take one more connection: all RELAY_MAX_CONNS
+ * are shared, but each other forward keeps RELAY_FWD_RESERVE of them. */
+static bool fwd_has_room(const struct relay *r, int li)
+{
+	int mine = 0, all = 0;
+
+	for (int i = 0; i < RELAY_MAX_CONNS; i++)
+		if (r->c[i]) {
+			all++;
+			mine += r->c[i]->li == li;
+		}
+	return all < RELAY_MAX_CONNS && mine < RELAY_MAX_CONNS - RELAY_FWD_RESERVE * (r->n - 1);
 }
 
 static void on_accept(struct relay *r, int li)
 {
-	int fd = accept4(r->lfd[li], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), i;
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof(peer);
+	int fd = accept4(r->lfd[li], (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC), i;
 	struct rconn *c;
 
 	if (fd < 0)
 		return;
+	if (plen != sizeof(peer) || peer.sin_family != AF_INET || !owners_client(r, li, &peer)) {
+		close(fd);	/* another user's: it never takes a slot */
+		return;
+	}
 	for (i = 0; i < RELAY_MAX_CONNS && r->c[i]; i++)
 		;
-	c = i < RELAY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+	c = fwd_has_room(r, li) && i < RELAY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
 	if (!c) {
-		fprintf(stderr, "mvm relay: %d connections are open: a new one is closed\n", RELAY_MAX_CONNS);
+		say(r, "mvm relay: port %u: its share of the %d connections is open: a new one is closed",
+		    r->hport[li], RELAY_MAX_CONNS);
 		close(fd);	/* full: the client sees the connection closed */
 		return;
 	}
@@ -202,16 +299,16 @@ static void on_accept(struct relay *r, int li)
 
 /* A set-up that failed: one line in relay.log saying which step (the
  * client only sees its connection closed). Returns -1. */
-static int setup_failed(const char *why, ssize_t n)
+static int setup_failed(struct relay *r, const char *why, ssize_t n)
 {
-	fprintf(stderr, "mvm relay: connection closed in set-up: %s (%s)\n", why,
-		n < 0 ? strerror(errno) : "end of stream");
+	say(r, "mvm relay: connection closed in set-up: %s (%s)", why,
+	    n < 0 ? strerror(errno) : "end of stream");
 	return -1;
 }
 
 /* Set-up bytes from the guest: the VMM's "OK <port>\n", then the agent's
  * answer header. -1 when the connection must go. */
-static int setup_read(struct rconn *c)
+static int setup_read(struct relay *r, struct rconn *c)
 {
 	ssize_t n;
 
@@ -220,22 +317,22 @@ static int setup_read(struct rconn *c)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return 0;
 		if (n <= 0)	/* refused: no agent listening, the VMM's table full, or it is going */
-			return setup_failed("the VMM refused the vsock connection", n);
+			return setup_failed(r, "the VMM refused the vsock connection", n);
 		if (c->line[c->line_len] != '\n') {
 			if (++c->line_len == sizeof(c->line) - 1)
-				return setup_failed("the VMM's answer is too long", 1);
+				return setup_failed(r, "the VMM's answer is too long", 1);
 			continue;
 		}
 		c->line[c->line_len] = 0;
 		if (strncmp(c->line, "OK ", 3))
-			return setup_failed("the VMM did not answer OK", 1);
+			return setup_failed(r, "the VMM did not answer OK", 1);
 		c->state = RC_HDR;
 	}
 	n = recv(c->vs, c->hdr + c->hdr_len, sizeof(c->hdr) - c->hdr_len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n <= 0)
-		return setup_failed("the guest agent closed the stream before answering", n);
+		return setup_failed(r, "the guest agent closed the stream before answering", n);
 	c->hdr_len += (size_t)n;
 	if (c->hdr_len < sizeof(c->hdr))
 		return 0;
@@ -244,11 +341,12 @@ static int setup_read(struct rconn *c)
 
 		/* Anything but an empty OK (an ERROR: nothing listens there) ends it. */
 		if (ap_hdr_decode(c->hdr, sizeof(c->hdr), &h))
-			return setup_failed("the guest agent's answer is malformed", 1);
+			return setup_failed(r, "the guest agent's answer is malformed", 1);
 		if (h.type != AP_OK || h.len)
-			return setup_failed("the guest agent answered an error (nothing listens on the port?)", 1);
+			return setup_failed(r, "the guest agent answered an error (nothing listens on the port?)", 1);
 	}
 	c->state = RC_PIPE;
+	c->deadline = mono_now_ms() + r->idle_ms;
 	return 0;
 }
 
@@ -256,7 +354,7 @@ static void rearm(struct relay *r, int i)
 {
 	struct rconn *c = r->c[i];
 
-	interest(r, c->cli, &c->cli_on, (ap_half_wants_read(&c->up) ? EPOLLIN : 0) |
+	interest(r, c->cli, &c->cli_on, (ap_half_wants_read(&c->up) || c->drain ? EPOLLIN : 0) |
 		 (c->down.len ? EPOLLOUT : 0), tag(K_CLI, i));
 	interest(r, c->vs, &c->vs_on, (ap_half_wants_read(&c->down) ? EPOLLIN : 0) |
 		 (c->up.len ? EPOLLOUT : 0), tag(K_VS, i));
@@ -279,13 +377,16 @@ static void on_conn(struct relay *r, int i, int kind, uint32_t ev)
 		 * a stale one for an earlier connection in this slot. */
 		if (kind != K_VS)
 			return;
-		if (setup_read(c))
+		if (setup_read(r, c))
 			return conn_close(r, i);
 		if (c->state != RC_PIPE)
 			return;
 		in = false;	/* stream bytes may already wait: read them below */
 		ev = EPOLLIN;
 	}
+	c->deadline = mono_now_ms() + r->idle_ms;	/* traffic: not idle */
+	if (kind == K_CLI && in && c->drain && drain(c))
+		return conn_close(r, i);
 	if (ap_half_step(&c->up, kind == K_CLI && in) ||
 	    ap_half_step(&c->down, kind == K_VS ? (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) != 0 : false))
 		return conn_close(r, i);
@@ -302,12 +403,16 @@ static int expire(struct relay *r)
 	for (int i = 0; i < RELAY_MAX_CONNS; i++) {
 		struct rconn *c = r->c[i];
 
-		if (!c || c->state == RC_PIPE)
+		if (!c)
 			continue;
 		if (c->deadline <= now) {
-			fprintf(stderr, "mvm relay: %s within %d ms\n", c->state == RC_HEAD ?
-				"the client sent no complete request head" : "the guest did not answer",
-				RELAY_SETUP_MS);
+			if (c->state == RC_PIPE)
+				say(r, "mvm relay: port %u: a connection idle for %llu s is closed",
+				    r->hport[c->li], (unsigned long long)(r->idle_ms / 1000));
+			else
+				say(r, "mvm relay: %s within %d ms", c->state == RC_HEAD ?
+				    "the client sent no complete request head" : "the guest did not answer",
+				    RELAY_SETUP_MS);
 			conn_close(r, i);
 		} else if (!next || c->deadline < next) {
 			next = c->deadline;
@@ -338,51 +443,111 @@ static int serve(struct relay *r)
 	}
 }
 
-int relay_main(const char *name, const struct relay_fwd *fwd, int n)
+/* MVM_RELAY_IDLE (seconds, 1..86400), else RELAY_IDLE_S; in ms. */
+static uint64_t idle_ms(void)
 {
-	static struct relay r;
-	char dir[PATH_MAX];
-	int keep[RELAY_MAX_FWD + 3], nkeep = 0;
-	pid_t vmm = sb_vmm_pid(name);
+	const char *v = getenv("MVM_RELAY_IDLE");
+	char *end;
+	long s = v && *v ? strtol(v, &end, 10) : 0;
 
-	if (n < 1 || n > RELAY_MAX_FWD || vmm <= 0 || sb_path(name, NULL, dir, sizeof(dir)))
-		return 1;
-	r.n = n;
-	r.dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	r.pidfd = (int)syscall(SYS_pidfd_open, vmm, 0);
-	r.ep = epoll_create1(EPOLL_CLOEXEC);
-	if (r.dirfd < 0 || r.pidfd < 0 || r.ep < 0) {
-		fprintf(stderr, "mvm relay: %s\n", strerror(errno));
-		return 1;
+	if (!v || !*v || *end || s < 1 || s > 86400)
+		s = RELAY_IDLE_S;
+	return (uint64_t)s * 1000;
+}
+
+/* relay.log (reopened read-write: a rotation copies it) and relay.log.1,
+ * in the state directory, before confinement; a link or anything but a
+ * regular file (the VMM can write this directory) is not written to. */
+static void open_log(struct relay *r)
+{
+	const int fl = O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+	int fd = open("relay.log", fl | O_APPEND, 0600), old = open("relay.log.1", fl, 0600);
+
+	r->log.fd = -1;
+	if (fd >= 0 && old >= 0 && !rotlog_attach_fixed(&r->log, "relay.log", fd, old,
+							 rotlog_max_from_env()) && r->log.max) {
+		dup2(fd, STDERR_FILENO);	/* stray messages land in the same file */
+		return;
 	}
-	keep[nkeep++] = r.dirfd;
-	keep[nkeep++] = r.pidfd;
-	keep[nkeep++] = r.ep;
+	if (r->log.fd >= 0)
+		rotlog_close(&r->log);	/* not a regular file: closes both */
+	else {
+		if (fd >= 0)
+			close(fd);
+		if (old >= 0)
+			close(old);
+	}
+	r->log.fd = -1;
+}
+
+/* Descriptors 3.. as the listeners of @fwd. 0, or -1 with a message. */
+static int listeners(struct relay *r, const struct relay_fwd *fwd, int n)
+{
 	for (int i = 0; i < n; i++) {
 		struct epoll_event e = { .events = EPOLLIN, .data.u64 = tag(K_LISTEN, i) };
 		struct sockaddr_in a;
 		socklen_t alen = sizeof(a);
 
-		r.lfd[i] = 3 + i;
-		r.gport[i] = fwd[i].guest;
-		r.web[i] = fwd[i].local_web;
-		keep[nkeep++] = r.lfd[i];
-		fcntl(r.lfd[i], F_SETFL, O_NONBLOCK);
-		if (getsockname(r.lfd[i], (struct sockaddr *)&a, &alen) == 0 && a.sin_family == AF_INET)
-			r.hport[i] = ntohs(a.sin_port);
-		if (epoll_ctl(r.ep, EPOLL_CTL_ADD, r.lfd[i], &e) || (r.web[i] && !r.hport[i])) {
-			fprintf(stderr, "mvm relay: descriptor %d is no listening socket\n", r.lfd[i]);
-			return 1;
+		r->lfd[i] = 3 + i;
+		r->gport[i] = fwd[i].guest;
+		r->web[i] = fwd[i].local_web;
+		fcntl(r->lfd[i], F_SETFL, O_NONBLOCK);
+		if (getsockname(r->lfd[i], (struct sockaddr *)&a, &alen) == 0 && a.sin_family == AF_INET &&
+		    a.sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+			r->hport[i] = ntohs(a.sin_port);
+		if (!r->hport[i] || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->lfd[i], &e)) {
+			say(r, "mvm relay: descriptor %d is no socket listening on 127.0.0.1", r->lfd[i]);
+			return -1;
 		}
 	}
-	{
-		struct epoll_event e = { .events = EPOLLIN, .data.u64 = tag(K_PID, 0) };
+	return 0;
+}
 
-		epoll_ctl(r.ep, EPOLL_CTL_ADD, r.pidfd, &e);
-	}
-	if (relay_confine(keep, nkeep, dir)) {
-		fprintf(stderr, "mvm relay: cannot confine the relay\n");
+int relay_main(const char *name, const struct relay_fwd *fwd, int n)
+{
+	static struct relay r = { .log.fd = -1 };
+	struct epoll_event pe = { .events = EPOLLIN, .data.u64 = tag(K_PID, 0) };
+	char dir[PATH_MAX], err[256] = "";
+	int keep[RELAY_MAX_FWD + 5], nkeep = 0;
+	pid_t vmm = sb_vmm_pid(name);
+	bool ns;
+	int ret;
+
+	if (n < 1 || n > RELAY_MAX_FWD || vmm <= 0 || sb_path(name, NULL, dir, sizeof(dir)) ||
+	    chdir(dir))
+		return 1;
+	open_log(&r);
+	/* Beneath whoever started the sandbox, with its VMM (an engine's
+	 * limits and kill reach it), wherever `mvm browser` ran. */
+	if ((ret = sb_cgroup_join(vmm)))
+		say(&r, "mvm relay: it stays in the cgroup it was started in: joining its "
+		    "VMM's: %s", strerror(-ret));
+	r.n = n;
+	r.owner = (uint32_t)getuid();
+	r.idle_ms = idle_ms();
+	r.pidfd = (int)syscall(SYS_pidfd_open, vmm, 0);
+	r.ep = epoll_create1(EPOLL_CLOEXEC);
+	r.nl = relay_peer_open();
+	if (r.pidfd < 0 || r.ep < 0 || r.nl < 0) {
+		say(&r, "mvm relay: %s", strerror(r.nl < 0 ? -r.nl : errno));
 		return 1;
 	}
+	keep[nkeep++] = r.pidfd;
+	keep[nkeep++] = r.ep;
+	keep[nkeep++] = r.nl;
+	if (r.log.fd >= 0) {
+		keep[nkeep++] = r.log.fd;
+		keep[nkeep++] = r.log.old_fd;
+	}
+	if (listeners(&r, fwd, n) || epoll_ctl(r.ep, EPOLL_CTL_ADD, r.pidfd, &pe))
+		return 1;
+	for (int i = 0; i < n; i++)
+		keep[nkeep++] = r.lfd[i];
+	if (relay_confine(keep, nkeep, dir, &ns, err, sizeof(err))) {
+		say(&r, "mvm relay: cannot confine the relay: %s", err);
+		return 1;
+	}
+	if (!ns)
+		say(&r, "mvm relay: no user namespace here: other Unix sockets stay reachable by path");
 	return serve(&r);
 }

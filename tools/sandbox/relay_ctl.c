@@ -142,7 +142,11 @@ static void relay_child(const char *name, const char *self_exe, const int *lfd,
 		_exit(125);
 	fd = open("/dev/null", O_RDONLY);
 	dup2(fd, 0);
-	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/* The VMM can write the state directory: no link or FIFO is followed
+	 * or waited on (the relay then logs nowhere). */
+	fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0)
+		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	dup2(fd, 1);
 	dup2(fd, 2);
 	if (close_range(3 + (unsigned)n, ~0U, CLOSE_RANGE_CLOEXEC))

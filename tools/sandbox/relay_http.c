@@ -4,8 +4,8 @@
  * page in the user's browser can open a WebSocket to any 127.0.0.1 port
  * (its Origin then names the page) and, by DNS rebinding, send requests
  * whose Host names its own domain; neither passes here. Clients that are
- * no browser send no Origin and may pass: any local user can reach
- * loopback ports anyway (docs/browser-image.md).
+ * no browser send no Origin and may pass: they are the owner's (other
+ * users' connections are closed at accept, relay_peer.c).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -107,4 +107,41 @@ int relay_http_check(const char *b, size_t n, uint16_t port, size_t *head_len, c
 		return -EACCES;
 	}
 	return 0;
+}
+
+/* Whether the value [@v, @e) lists the token "websocket" (comma-separated,
+ * case-insensitive). */
+static bool lists_websocket(const char *v, const char *e)
+{
+	while (v < e) {
+		const char *t = v, *end;
+
+		while (t < e && (*t == ' ' || *t == '\t' || *t == ','))
+			t++;
+		for (end = t; end < e && *end != ','; end++)
+			;
+		v = end;
+		while (end > t && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end - t == 9 && !strncasecmp(t, "websocket", 9))
+			return true;
+	}
+	return false;
+}
+
+bool relay_http_upgrade(const char *b, size_t n)
+{
+	const char *end = memmem(b, n, "\r\n\r\n", 4), *l, *e, *c;
+
+	if (!end || !(l = memchr(b, '\n', (size_t)(end - b))))
+		return false;
+	for (l++; l < end + 2; l = e + 2) {
+		e = memchr(l, '\r', (size_t)(end + 2 - l));
+		if (!e)
+			return false;
+		c = memchr(l, ':', (size_t)(e - l));
+		if (c && c - l == 7 && !strncasecmp(l, "Upgrade", 7) && lists_websocket(c + 1, e))
+			return true;
+	}
+	return false;
 }

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "common/cli_util.h"
+#include "common/log.h"
+#include "vmm/confine/caps.h"
 #include "vmm/confine/hygiene.h"
 #include "images/image_overlay.h"
 #include "tools/sandbox/run_sandbox.h"
@@ -170,6 +172,14 @@ int run_direct(struct run_opts *o)
 		goto out_vm;
 	}
 	drop_overlay(o);
+	/* Set up: /dev/kvm, memory and disks are open. No capability is
+	 * needed from here on, and the guest must not meet a VMM holding one
+	 * (root's, say): dropped while single-threaded, before vm_run's
+	 * threads, which inherit none. */
+	ret = confine_caps_drop();
+	if (ret)
+		log_info("capabilities: %s: some are kept", strerror(-ret));
+	ret = MVM_EXIT_ERROR;
 	vm_run(vm, &res);
 	if (o->timing)
 		print_timing(vm, &res);

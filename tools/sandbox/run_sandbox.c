@@ -308,7 +308,7 @@ static int wait_agent(struct run_sb *s)
 
 static int exec_command(struct run_opts *o, struct run_sb *s, char *err, size_t errlen)
 {
-	struct ap_exec e = { .cwd = (char *)(o->cfg.workdir ? o->cfg.workdir : ""),
+	struct ap_exec e = { .uid = o->uid, .cwd = (char *)(o->cfg.workdir ? o->cfg.workdir : ""),
 			     .argv = (char **)o->cfg.argv, .env = o->env, .envc = o->nenv };
 	struct exec_io io = { .in_fd = -1, .out_fd = STDOUT_FILENO, .err_fd = STDERR_FILENO };
 	struct ap_exit x = { 0 };

@@ -21,6 +21,8 @@ struct run_opts {
 	struct image_base base;
 	char overlay_dir[PATH_MAX], overlay_arg[PATH_MAX];
 	char kernel_buf[PATH_MAX], initrd_buf[PATH_MAX];
+	uint32_t uid;			/* -u/--user, else an imported image's User; 0: root */
+	bool uid_set;			/* -u given: the image's User does not apply */
 	char *env[RUN_MAX_ENV + 4];
 	int nenv;
 	uint64_t disk_size;		/* --disk-size: an empty ext4 disk at /data; 0: none */

@@ -166,7 +166,9 @@ pid_t sb_vmm_pid(const char *name)
 
 	if (sb_path(name, "pid", p, sizeof(p)))
 		return 0;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+	/* The VMM can write its state directory: no link followed, and a FIFO
+	 * put there reads as nothing instead of hanging `mvm ls`. */
+	fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	if (read(fd, buf, sizeof(buf) - 1) < 0)

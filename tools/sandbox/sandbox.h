@@ -32,6 +32,9 @@ struct sb_config {
 	char image[PATH_MAX];		/* the source image, for `ls`; "" = default initramfs */
 	char kernel[PATH_MAX];		/* "" = make guest's */
 	char template_name[64];		/* started from this template ("" = booted) */
+	/* Who made it through a remote API: "mcp:ID" or "tenant:NAME"; "" = the
+	 * CLI (no owner). Scopes what such a caller sees (operator_policy.h). */
+	char owner[128];
 	char disk[32];			/* file name in the state dir */
 	char disk_format[8];		/* "raw", or "qcow2": a private overlay on @image */
 	bool root_on_disk;		/* disk is the root (image) or a data disk (/data) */
@@ -40,6 +43,7 @@ struct sb_config {
 	int cpu_quota;			/* --cpu-quota: percent of one CPU (cgroup cpu.max); 0 = none */
 	uint64_t cid;
 	double created;			/* seconds since the epoch */
+	double expires;			/* --lifetime: when the host stops it (epoch seconds); 0 = never */
 	int nenv;
 	char *env[SB_MAX_ENV + 1];	/* K=V given at create, for every exec */
 	/* Network: the mode and rules live in policy.json (tools/sandbox/sandbox_policy.c). */
@@ -63,11 +67,19 @@ bool sb_name_ok(const char *name);
 int sb_path(const char *name, const char *file, char *out, size_t cap);
 bool sb_exists(const char *name);
 
+/* The largest values a config.json may hold (`mvm create`'s own limits). */
+#define SB_MAX_MEMORY    (1ull << 40)
+#define SB_MAX_CPU_QUOTA 6400
+#define SB_MAX_DISK_SIZE (1ull << 50)
+
 int sb_config_save(const struct sb_config *c);
 /* A fresh random MAC for @c (locally administered, unicast: 52:54:00 and
  * three random bytes), so no two sandboxes share one. 0 or -errno. */
 int sb_config_new_mac(struct sb_config *c);
 int sb_config_load(const char *name, struct sb_config *c);
+/* The same from the file @path (a template's or a bundle's copy), @name
+ * given to c->name. 0, -ENOENT or -EINVAL. */
+int sb_config_load_file(const char *path, const char *name, struct sb_config *c);
 void sb_config_free(struct sb_config *c);
 
 /*
@@ -116,7 +128,17 @@ int sb_stop(const char *name, int timeout_s);
 
 /* Boot timeout for create/start: MVM_START_TIMEOUT seconds (default 120). */
 int sb_start_timeout(void);
-/* This binary, for re-executing as the daemon. */
+/* The mvm binary, for re-executing as the daemon (`mvm vmm`) or a verb
+ * (`mvm create`): this program, or after sb_self_exe_beside() the mvm
+ * beside it. */
 const char *sb_self_exe(void);
+/*
+ * For a program shipped beside mvm that starts sandboxes (mvm-serve): from
+ * now on sb_self_exe() names the `mvm` in this program's directory
+ * (common/self_exe.h), never one found through PATH. Call it before any
+ * thread starts. 0, or -errno (-ENOENT: no mvm there; sb_self_exe()
+ * unchanged).
+ */
+int sb_self_exe_beside(void);
 
 #endif

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/io_census.h"
 #include "devices/virtio_devices.h"
 #include "vmm/confine/pidns.h"
 #include "tools/sandbox/sandbox.h"
@@ -49,6 +50,30 @@ static void drop(struct api_client *c)
 	c->len = 0;
 }
 
+#ifdef MVM_TEST_HOOKS
+/* Test-hooks build only: "test_disk_io", the disk system calls per thread
+ * kind (common/io_census.h), for tests/integration/blk-nonblocking.sh. */
+static void add_test_disk_io(cJSON *r)
+{
+	cJSON *t = cJSON_AddObjectToObject(r, "test_disk_io");
+	struct io_census c;
+
+	io_census_get(&c);
+	for (int k = 0; t && k < IO_KINDS; k++) {
+		cJSON *o = cJSON_AddObjectToObject(t, io_census_kind_name(k));
+
+		cJSON_AddNumberToObject(o, "calls", (double)c.calls[k]);
+		cJSON_AddNumberToObject(o, "read", (double)c.read[k]);
+		cJSON_AddNumberToObject(o, "written", (double)c.written[k]);
+	}
+}
+#else
+static void add_test_disk_io(cJSON *r)
+{
+	(void)r;
+}
+#endif
+
 static cJSON *status_reply(struct sb_api *a)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -60,6 +85,7 @@ static cJSON *status_reply(struct sb_api *a)
 	cJSON_AddNumberToObject(r, "uptime_s", vm_elapsed(a->vm));
 	cJSON_AddNumberToObject(r, "cpus", a->vm->ncpus);
 	cJSON_AddNumberToObject(r, "guest_resident_kib", (double)vm_guest_resident_kib(a->vm));
+	add_test_disk_io(r);
 	return r;
 }
 

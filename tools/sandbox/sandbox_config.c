@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "common/file_io.h"
+#include "vmm/vm.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/sb_seal.h"
 
 #define CONFIG_MAX (1 << 20)
 
@@ -92,6 +94,8 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddStringToObject(j, "image", c->image);
 	if (c->template_name[0])
 		cJSON_AddStringToObject(j, "template", c->template_name);
+	if (c->owner[0])
+		cJSON_AddStringToObject(j, "owner", c->owner);
 	cJSON_AddStringToObject(j, "kernel", c->kernel);
 	cJSON_AddStringToObject(j, "disk", c->disk);
 	cJSON_AddStringToObject(j, "disk_format", c->disk_format[0] ? c->disk_format : "raw");
@@ -103,6 +107,8 @@ int sb_config_save(const struct sb_config *c)
 	cJSON_AddNumberToObject(j, "disk_size", (double)c->disk_size);
 	cJSON_AddNumberToObject(j, "cid", (double)c->cid);
 	cJSON_AddNumberToObject(j, "created", c->created);
+	if (c->expires)
+		cJSON_AddNumberToObject(j, "expires", c->expires);
 	for (int i = 0; i < c->nenv; i++)
 		cJSON_AddItemToArray(env, cJSON_CreateString(c->env[i]));
 	cJSON_AddItemToObject(j, "env", env);
@@ -128,8 +134,11 @@ int sb_config_save(const struct sb_config *c)
 	ret = sb_path(c->name, "config.json", p, sizeof(p));
 	if (ret)
 		goto out;
-	/* Atomic replace: a reader never sees half a config. */
+	/* Atomic replace: a reader never sees half a config. Then its seal:
+	 * a start opens only what a config sealed here names (sb_seal.h). */
 	ret = file_write_atomic(p, text);
+	if (!ret)
+		ret = sb_seal(c->name, SB_SEALED_CONFIG);
 out:
 	cJSON_Delete(pub);
 	cJSON_Delete(env);
@@ -145,11 +154,50 @@ static void get_str(const cJSON *j, const char *key, char *out, size_t cap)
 	snprintf(out, cap, "%s", cJSON_IsString(v) ? v->valuestring : "");
 }
 
-static double get_num(const cJSON *j, const char *key)
+/*
+ * A whole number in [@min, @max] at @key, or @dflt when absent. Every
+ * numeric field of a config passes here: config.json comes back from
+ * snapshots and templates someone may have edited, and a double cast to an
+ * integer out of its range is undefined (a cpu_quota past INT_MAX / 1000
+ * once wrapped, and the cgroup then dropped the memory and pids caps too).
+ */
+static bool get_range(const cJSON *j, const char *key, double min, double max, double dflt,
+		      double *out)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : 0;
+	if (!v) {
+		*out = dflt;
+		return true;
+	}
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= min && v->valuedouble <= max) ||
+	    v->valuedouble != (double)(int64_t)v->valuedouble)
+		return false;
+	*out = v->valuedouble;
+	return true;
+}
+
+/* The numbers of a config, each within what `mvm create` accepts. */
+static bool load_numbers(const cJSON *j, struct sb_config *c)
+{
+	double cpus, mem, quota, disk, cid, created, expires;
+
+	if (!get_range(j, "cpus", 1, VM_MAX_CPUS, 0, &cpus) ||
+	    !get_range(j, "memory", 0, (double)SB_MAX_MEMORY, 0, &mem) ||
+	    !get_range(j, "cpu_quota", 0, SB_MAX_CPU_QUOTA, 0, &quota) ||
+	    !get_range(j, "disk_size", 0, (double)SB_MAX_DISK_SIZE, 0, &disk) ||
+	    !get_range(j, "cid", 0, 0xffffffff, 3, &cid) ||
+	    !get_range(j, "created", 0, 1e11, 0, &created) ||
+	    !get_range(j, "expires", 0, 1e11, 0, &expires))
+		return false;
+	c->cpus = (int)cpus;
+	c->mem = (uint64_t)mem;
+	c->cpu_quota = (int)quota;
+	c->disk_size = (uint64_t)disk;
+	c->cid = (uint64_t)cid;
+	c->created = created;
+	c->expires = expires;
+	return true;
 }
 
 static bool format_ok(const char *f)
@@ -183,15 +231,25 @@ static int load_run_fields(const cJSON *j, struct sb_config *c)
 
 int sb_config_load(const char *name, struct sb_config *c)
 {
-	char p[PATH_MAX], *text;
-	const cJSON *env, *e;
-	cJSON *j;
+	char p[PATH_MAX];
 	int ret = sb_path(name, "config.json", p, sizeof(p));
-	bool mac_ok;
+
+	if (ret) {
+		memset(c, 0, sizeof(*c));
+		return ret;
+	}
+	return sb_config_load_file(p, name, c);
+}
+
+int sb_config_load_file(const char *p, const char *name, struct sb_config *c)
+{
+	const cJSON *env, *e;
+	char *text;
+	cJSON *j;
+	int ret;
+	bool mac_ok, nums_ok;
 
 	memset(c, 0, sizeof(*c));
-	if (ret)
-		return ret;
 	text = file_read_text(p, CONFIG_MAX);
 	if (!text)
 		return -ENOENT;
@@ -202,6 +260,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	get_str(j, "image", c->image, sizeof(c->image));
 	get_str(j, "template", c->template_name, sizeof(c->template_name));
+	get_str(j, "owner", c->owner, sizeof(c->owner));
 	get_str(j, "kernel", c->kernel, sizeof(c->kernel));
 	get_str(j, "disk", c->disk, sizeof(c->disk));
 	get_str(j, "disk_format", c->disk_format, sizeof(c->disk_format));
@@ -215,12 +274,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 			c->publish[c->npublish++] = strdup(e->valuestring);
 	}
 	c->root_on_disk = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "root_on_disk"));
-	c->cpus = (int)get_num(j, "cpus");
-	c->mem = (uint64_t)get_num(j, "memory");
-	c->cpu_quota = (int)get_num(j, "cpu_quota");
-	c->disk_size = (uint64_t)get_num(j, "disk_size");
-	c->cid = (uint64_t)get_num(j, "cid");
-	c->created = get_num(j, "created");
+	nums_ok = load_numbers(j, c);
 	env = cJSON_GetObjectItemCaseSensitive(j, "env");
 	cJSON_ArrayForEach(e, env) {
 		if (c->nenv < SB_MAX_ENV && cJSON_IsString(e))
@@ -234,7 +288,7 @@ int sb_config_load(const char *name, struct sb_config *c)
 	}
 	/* The disk name must stay a plain file name in the state directory
 	 * ("": none, `mvm run` without a data disk), never "." or "..". */
-	if (!mac_ok || strchr(c->disk, '/') || !strcmp(c->disk, ".") || !strcmp(c->disk, "..") ||
+	if (!mac_ok || !nums_ok || strchr(c->disk, '/') || !strcmp(c->disk, ".") || !strcmp(c->disk, "..") ||
 	    c->cpus < 1 ||
 	    !format_ok(c->disk_format) ||
 	    (!strcmp(c->disk_format, "qcow2") && c->image[0] != '/')) {

@@ -133,8 +133,16 @@ static void helper_report(cJSON *o, struct vm *vm, pid_t pid, int ns)
 	ns_names(cJSON_AddArrayToObject(h, "namespaces"), ns & ~CONFINE_NS_NET);
 }
 
+static void add_str_or_null(cJSON *o, const char *key, const char *v)
+{
+	if (v[0])
+		cJSON_AddStringToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
 static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, int abi,
-			 bool caps_none, const char *cgroup)
+			 bool caps_none, const struct sb_cg_result *cg)
 {
 	cJSON *o = cJSON_CreateObject(), *nsl = cJSON_AddArrayToObject(o, "namespaces");
 	char *s;
@@ -150,10 +158,10 @@ static void write_report(const char *name, struct vm *vm, pid_t helper, int ns, 
 	else
 		cJSON_AddFalseToObject(o, "landlock");
 	ns_names(nsl, ns);
-	if (cgroup)
-		cJSON_AddStringToObject(o, "cgroup", cgroup);
-	else
-		cJSON_AddNullToObject(o, "cgroup");
+	add_str_or_null(o, "cgroup", cg->own);
+	/* Where it nests: the caller's cgroup, and why it has none of its own. */
+	add_str_or_null(o, "cgroup_caller", cg->caller);
+	add_str_or_null(o, "cgroup_note", cg->note);
 	s = cJSON_PrintUnformatted(o);
 	if (s && file_write_atomic(SB_CONFINE_FILE, s))
 		log_warn("cannot write %s", SB_CONFINE_FILE);
@@ -166,7 +174,8 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 	       char *err, size_t errlen)
 {
 	const char *ro[MAX_RO], *rw[] = { ".", NULL, NULL }, *wd[VM_MAX_DISKS + 1];
-	char cg[PATH_MAX], evdir[PATH_MAX];
+	char evdir[PATH_MAX];
+	struct sb_cg_result *cg = calloc(1, sizeof(*cg));
 	int ns, abi, cg_ret, caps, ret;
 	pid_t helper;
 
@@ -181,10 +190,12 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 	/* First the cgroup (the guest's RAM is charged as it is touched, from
 	 * now on), while the cgroup tree is still in sight. */
 	writable_disks(vc, wd);
+	if (!cg)
+		return -ENOMEM;
 	cg_ret = sb_cgroup_enter(name, vc->mem_size, wd, cpu_quota, virtio_net_helper_pid(vm, NULL),
-				 cg, sizeof(cg));
+				 cg);
 	if (cg_ret)
-		log_info("cgroup limits skipped: %s", cg);
+		log_info("cgroup: %s", cg->note);
 	start_trace("confine: cgroup");
 	/* The host's pids, while the host's /proc is still ours to read. */
 	helper = confine_pidns_host_pid(virtio_net_helper_pid(vm, NULL));
@@ -219,7 +230,8 @@ int sb_confine(const char *name, struct vm *vm, const struct vm_config *vc, int 
 	ret = virtio_net_ready(vm, err, errlen);
 	start_trace("confine: helper ready");
 	if (!ret)
-		write_report(name, vm, helper, ns, abi, !caps, cg_ret ? NULL : cg);
+		write_report(name, vm, helper, ns, abi, !caps, cg);
+	free(cg);
 	return ret;
 }
 
@@ -303,6 +315,10 @@ cJSON *sb_protections(const char *name, pid_t pid)
 		cJSON_AddArrayToObject(o, "namespaces");
 	if (!cJSON_GetObjectItem(o, "cgroup"))
 		cJSON_AddNullToObject(o, "cgroup");
+	if (!cJSON_GetObjectItem(o, "cgroup_caller"))
+		cJSON_AddNullToObject(o, "cgroup_caller");
+	if (!cJSON_GetObjectItem(o, "cgroup_note"))
+		cJSON_AddNullToObject(o, "cgroup_note");
 	if (!cJSON_GetObjectItem(o, "helper_pid"))
 		cJSON_AddNullToObject(o, "helper_pid");
 	cJSON_DeleteItemFromObject(o, "vmm_pid");

@@ -14,6 +14,7 @@
 #include "tools/sandbox/sandbox_create.h"
 #include "tools/sandbox/template.h"
 #include "tools/sandbox/sandbox_disk.h"
+#include "tools/sandbox/sandbox_logs.h"
 #include "tools/sandbox/sandbox_policy.h"
 
 static int make_disk(struct sb_create *o, const char *dir)
@@ -55,20 +56,63 @@ static int copy_in(struct sb_create *o)
 	return 0;
 }
 
+/* sb_start's @err without its pointer to `mvm logs`: the log goes (discard). */
+static const char *no_logs_hint(char *err)
+{
+	char *hint = strstr(err, " (see mvm logs ");
+
+	if (hint)
+		*hint = 0;
+	return err;
+}
+
+/*
+ * A create that failed after the state directory existed: say what the
+ * console said last (the log goes with it), stop whatever runs and remove
+ * it all (state directory with its disk overlay, sockets and logs, the
+ * cgroup), so the name is free again and nothing needs removing by hand.
+ */
+static void discard(const char *name, const char *said)
+{
+	char tail[2048];
+	size_t n;
+
+	sb_logs_tail(name, 1536, tail, sizeof(tail));
+	n = strlen(tail);
+	/* Not twice: a log that is only the VMM's last words, already said. */
+	if (n && !(strlen(said) == n - (tail[n - 1] == '\n') && !strncmp(tail, said, strlen(said))))
+		fprintf(stderr, "mvm create: the end of %s's console:\n%s%s", name, tail,
+			tail[n - 1] == '\n' ? "" : "\n");
+	if (sb_stop(name, 5)) {
+		cli_err("create", "could not stop the failed sandbox %s: mvm rm -f %s", name, name);
+		return;
+	}
+	baseline_remove(name);
+	if (sb_remove_state(name))
+		cli_err("create", "could not remove all of the failed sandbox %s: mvm rm -f %s", name, name);
+}
+
 static int create_from_template(struct sb_create *o)
 {
 	struct sb_template_start t = { .name = o->c.name, .tpl = o->template_name, .net = &o->net,
 				       .env = o->c.env, .nenv = o->c.nenv,
-				       .cpu_quota = o->c.cpu_quota };
+				       .cpu_quota = o->c.cpu_quota, .expires = o->c.expires,
+				       .owner = o->c.owner[0] ? o->c.owner : NULL };
 	char err[1024] = "";
 	int ret = sb_template_start(&t, err, sizeof(err));
 
 	if (ret < 0)
 		cli_err("create", "%s", err);
 	else if (ret)
-		cli_err("create", "%s created from %s but did not start: %s", o->c.name,
-			o->template_name, err);
-	return ret || copy_in(o) ? -1 : 0;
+		cli_err("create", "%s from %s did not start: %s", o->c.name, o->template_name,
+			no_logs_hint(err));
+	if (ret < 0)
+		return -1;	/* nothing was made (or the name was another sandbox's) */
+	if (ret || copy_in(o)) {
+		discard(o->c.name, ret ? err : "");
+		return -1;
+	}
+	return 0;
 }
 
 int sb_create(struct sb_create *o)
@@ -112,10 +156,11 @@ int sb_create(struct sb_create *o)
 	}
 	sb_event(o->c.name, "created");
 	ret = sb_start(o->c.name, sb_self_exe(), sb_start_timeout(), err, sizeof(err));
-	if (ret) {
-		cli_err("create", "%s created but did not start: %s", o->c.name, err);
-		sb_stop(o->c.name, 5);
+	if (ret)
+		cli_err("create", "%s did not start: %s", o->c.name, no_logs_hint(err));
+	if (ret || copy_in(o)) {
+		discard(o->c.name, ret ? err : "");
 		return -1;
 	}
-	return copy_in(o) ? -1 : 0;
+	return 0;
 }

@@ -19,8 +19,10 @@ struct sb_create {
 /*
  * Make the state directory of @o->c.name (disk: an overlay on @o->image or
  * an empty /data disk; config.json; policy.json), log "created", boot it,
- * copy @o->copies in. 0, or -1 after a message under "create" (a half-made
- * directory is removed; one that did not boot stays, stopped, for logs).
+ * copy @o->copies in. 0, or -1 after a message under "create"; a failed
+ * create leaves nothing behind (state directory, disk overlay, sockets,
+ * cgroup): the end of its console is printed, then it is stopped and
+ * removed.
  * With @o->template_name, the sandbox starts from that template instead:
  * the machine is the template's, the network policy and --env are @o's.
  */

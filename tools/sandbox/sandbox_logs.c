@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,4 +97,33 @@ int sb_events_each(const char *name, void (*line)(const char *text, void *ctx), 
 	each_line(old, line, ctx);
 	each_line(p, line, ctx);
 	return 0;
+}
+
+void sb_logs_tail(const char *name, size_t max, char *out, size_t cap)
+{
+	char p[4096], *nl;
+	off_t end;
+	ssize_t n = 0;
+	int fd;
+
+	out[0] = 0;
+	if (!cap || sb_path(name, "console.log", p, sizeof(p)) || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	max = max < cap - 1 ? max : cap - 1;
+	end = lseek(fd, 0, SEEK_END);
+	if (end > 0)
+		n = pread(fd, out, max, end > (off_t)max ? end - (off_t)max : 0);
+	close(fd);
+	if (n <= 0)
+		return;
+	out[n] = 0;
+	/* A cut first line is dropped, unless it is the only one. */
+	nl = end > (off_t)max ? strchr(out, '\n') : NULL;
+	if (nl && nl[1])
+		memmove(out, nl + 1, strlen(nl + 1) + 1);
+	for (char *c = out; *c; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\n' && *c != '\t')
+			*c = '?';
+		else if ((unsigned char)*c == 0x7f)
+			*c = '?';
 }

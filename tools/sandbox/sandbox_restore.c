@@ -21,10 +21,12 @@
 #include "images/image_overlay.h"
 #include "images/qcow2.h"
 #include "snapshots/disk_layers.h"
+#include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 #include "tools/sandbox/agent_sync.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_restore.h"
+#include "tools/sandbox/sb_seal.h"
 #include "tools/sandbox/snap_client.h"
 #include "tools/sandbox/snap_config.h"
 
@@ -78,7 +80,7 @@ static int move_files(const char *from, const char *to)
  */
 int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 {
-	char cfg[PATH_MAX], dst[PATH_MAX + 16], stage[PATH_MAX];
+	char cfg[PATH_MAX], dst[PATH_MAX + 16], stage[PATH_MAX], err[512];
 	cJSON *req, *resp;
 	int ret = sb_path(name, "snapshot.out", stage, sizeof(stage));
 
@@ -107,8 +109,15 @@ int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 	ret = sb_path(name, "config.json", cfg, sizeof(cfg));
 	if (!ret)
 		ret = copy_file(cfg, dst);
-	if (ret)
+	if (ret) {
 		cli_err(verb, "copying the configuration: %s", strerror(-ret));
+		return ret;
+	}
+	/* The snapshot as it is now, under the host key: a restore or fork
+	 * accepts it only unchanged (snapshots/snap_seal.h). */
+	ret = snap_seal_write(dir, "snapshot", err, sizeof(err));
+	if (ret)
+		cli_err(verb, "%s", err);
 	return ret;
 }
 
@@ -138,6 +147,10 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 	ret = sb_path(name, "config.json", dst, sizeof(dst));
 	if (!ret)
 		ret = copy_file(src, dst);
+	if (!ret && snap_seal_check_copy(snapdir, NULL, "config.json", dst, err, sizeof(err))) {
+		cli_err(verb, "%s", err);
+		return -EBADMSG;
+	}
 	if (!ret)
 		ret = sb_config_load(name, &c);
 	if (ret) {
@@ -152,6 +165,9 @@ static int take_config(const char *verb, const char *snapdir, const char *name,
 	/* No options of its own: no published port, the host's resolver, and
 	 * (no policy.json) nothing leaves. */
 	sb_snap_config_net(&c, NULL);
+	/* Made by the CLI: no owner, whatever the snapshot's config.json claims
+	 * (it is not trusted to put a sandbox in a remote caller's scope). */
+	c.owner[0] = 0;
 	clock_gettime(CLOCK_REALTIME, &t);
 	c.created = (double)t.tv_sec;
 	ret = sb_config_new_mac(&c);	/* a new machine, not the snapshot's twin */
@@ -171,6 +187,11 @@ int sb_restore_into(const char *verb, const char *snapdir, const char *name, con
 		cli_err(verb, "%s: %s", snapdir, err);
 		return ret;
 	}
+	ret = snap_seal_check_state(snapdir, NULL, &in, err, sizeof(err));
+	if (ret) {
+		cli_err(verb, "%s", err);
+		return ret;
+	}
 	ret = take_config(verb, snapdir, name, &in);
 	if (ret)
 		return ret;
@@ -182,6 +203,8 @@ int sb_restore_into(const char *verb, const char *snapdir, const char *name, con
 	ret = snap_new_top(sdir, &in);
 	if (!ret)
 		ret = write_restore_file(sdir, snapdir);
+	if (!ret)
+		ret = sb_seal(name, SNAP_RESTORE_FILE);
 	if (ret) {
 		cli_err(verb, "preparing the disk of %s: %s", name, strerror(-ret));
 		return ret;

@@ -73,6 +73,24 @@ static void agent_argv(struct sb_vm_bufs *b, struct vm_config *vc, int data)
 	vc->argv = b->argv;
 }
 
+/* --lifetime: what is left of it is the VM's stop time; none left, no start. */
+static int lifetime_left(const struct sb_config *c, struct vm_config *vc, char *err, size_t errlen)
+{
+	struct timespec now;
+	double left;
+
+	if (!c->expires)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &now);
+	left = c->expires - (double)now.tv_sec;
+	if (left < 1) {
+		snprintf(err, errlen, "its lifetime (--lifetime) ended %.0f s ago: remove it (mvm rm)", -left);
+		return -ETIME;
+	}
+	vc->stop_after_ms = (uint64_t)(left * 1000);
+	return 0;
+}
+
 int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_config *vc,
 		 char *err, size_t errlen)
 {
@@ -80,7 +98,9 @@ int sb_vm_config(const struct sb_config *c, struct sb_vm_bufs *b, struct vm_conf
 	int ret, data = -1;
 
 	memset(vc, 0, sizeof(*vc));
-	ret = boot_files(c, b, vc, err, errlen);
+	ret = lifetime_left(c, vc, err, errlen);
+	if (!ret)
+		ret = boot_files(c, b, vc, err, errlen);
 	if (ret)
 		return ret;
 	if (c->disk[0]) {

@@ -11,8 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/dir_publish.h"
 #include "common/start_trace.h"
 #include "images/image_store.h"
+#include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 #include "common/fs_util.h"
 #include "guest/agent/proto.h"
@@ -23,6 +25,7 @@
 #include "tools/sandbox/sandbox_restore.h"
 #include "tools/sandbox/snap_config.h"
 #include "tools/sandbox/template.h"
+#include "tools/sandbox/sb_seal.h"
 
 #define TPL_SYNC_TIMEOUT_MS (60 * 1000)
 
@@ -122,12 +125,14 @@ int sb_template_create(const char *tpl, const char *from, char *err, size_t errl
 	}
 	ret = fill_stage(tpl, from, stage, err, errlen);
 	/* Into place only when complete, never over another template. */
-	if (!ret && renameat2(AT_FDCWD, stage, AT_FDCWD, dst, RENAME_NOREPLACE)) {
-		ret = -errno;
+	if (!ret) {
+		char why[PATH_MAX + 160];
+
+		ret = dir_publish(stage, dst, why, sizeof(why));
 		if (ret == -EEXIST)
 			snprintf(err, errlen, "a template named %s appeared meanwhile", tpl);
-		else
-			snprintf(err, errlen, "cannot move the template into place: %s", strerror(-ret));
+		else if (ret)
+			snprintf(err, errlen, "cannot move the template into place: %s", why);
 	}
 	if (ret)
 		remove_dir(stage);
@@ -223,6 +228,8 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	ret = sb_path(o->name, "config.json", dst, sizeof(dst));
 	if (!ret)
 		ret = copy_small(src, dst);
+	if (!ret && snap_seal_check_copy(tdir, "template", "config.json", dst, err, errlen))
+		return -EBADMSG;
 	if (!ret)
 		ret = sb_config_load(o->name, &c);
 	if (ret) {
@@ -232,7 +239,9 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	ret = sb_snap_config_ok(&c, in, why, sizeof(why));
 	if (ret)
 		snprintf(err, errlen, "template %s: %s", o->tpl, why);
-	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || o->net->mode))
+	/* `--net none` agrees with a template without a network device (what
+	 * mvm serve passes for a create without allow rules). */
+	else if (c.net_off && (o->net->nr_allow || o->net->nr_publish || (o->net->mode && o->net->enabled)))
 		ret = -EINVAL, snprintf(err, errlen, "template %s has no network device: "
 					 "network options do not apply", o->tpl);
 	else if (!c.net_off && !o->net->enabled)
@@ -242,8 +251,10 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 		c.env[c.nenv++] = strdup(o->env[i]);
 	sb_snap_config_net(&c, o->net);
 	c.cpu_quota = o->cpu_quota;
+	c.expires = o->expires;
 	snprintf(c.name, sizeof(c.name), "%s", o->name);
 	snprintf(c.template_name, sizeof(c.template_name), "%s", o->tpl);
+	snprintf(c.owner, sizeof(c.owner), "%s", o->owner ? o->owner : "");
 	clock_gettime(CLOCK_REALTIME, &t);
 	c.created = (double)t.tv_sec;
 	if (!ret && (ret = sb_config_new_mac(&c)))
@@ -277,7 +288,10 @@ static int prepare(const struct sb_template_start *o, const char *tdir,
 		snprintf(err, errlen, "writing %s: %s", p, strerror(errno));
 		return -EIO;
 	}
-	return 0;
+	ret = sb_seal(o->name, SNAP_RESTORE_FILE);
+	if (ret)
+		snprintf(err, errlen, "sealing %s: %s", p, strerror(-ret));
+	return ret;
 }
 
 int sb_template_prepare(const struct sb_template_start *o, const char *sdir, char *err,

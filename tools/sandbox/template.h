@@ -33,6 +33,8 @@ struct sb_template_start {
 	char **env;			/* K=V added to the template's, for every exec */
 	int nenv;
 	int cpu_quota;			/* its own --cpu-quota (0: none), never the template's */
+	double expires;			/* its own --lifetime's end (0: none), never the template's */
+	const char *owner;		/* its owner (NULL: none), never the template's */
 };
 
 /*
@@ -41,7 +43,8 @@ struct sb_template_start {
  * then the state directory, the VMM restoring the template's state, and
  * the new identity (clock, RNG reseed, hostname = name) before this
  * returns. 0; -errno when nothing was left behind; 1 when the sandbox
- * exists but did not start (kept for `mvm logs`). @err says why.
+ * exists but did not start (the caller removes it: mvm create leaves
+ * nothing behind). @err says why.
  */
 int sb_template_start(const struct sb_template_start *o, char *err, size_t errlen);
 

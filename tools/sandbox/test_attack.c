@@ -16,6 +16,7 @@ void sb_test_attack_arm(struct vm *vm, int report_fd)
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -34,6 +35,47 @@ static int try_connect(const char *path)
 	return ret;
 }
 
+/* fchmod(@path, 0644): what would make a frozen, shared layer writable. */
+static int try_chmod(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = fchmod(fd, 0644) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+/* config.json rewritten (a new file renamed over it, as any writer of the
+ * state directory could) to attach @host as a writable disk at the next start. */
+static int rewrite_config(const char *host)
+{
+	char buf[65536], *end;
+	int fd = open("config.json", O_RDONLY | O_CLOEXEC), ret = 0;
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return fd < 0 ? -errno : -EIO;
+	buf[n] = 0;
+	end = strrchr(buf, '}');
+	if (!end)
+		return -EINVAL;
+	*end = 0;
+	fd = open("config.new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (dprintf(fd, "%s, \"disks\": [{\"path\": \"%s\", \"format\": \"raw\", "
+		    "\"read_only\": false, \"data\": true}]}\n", buf, host) < 0)
+		ret = -EIO;
+	close(fd);
+	if (!ret && rename("config.new", "config.json"))
+		ret = -errno;
+	return ret;
+}
+
 static int step(const char *kind, const char *arg)
 {
 	int fd;
@@ -46,6 +88,10 @@ static int step(const char *kind, const char *arg)
 		close(fd);
 		return 0;
 	}
+	if (!strcmp(kind, "chmod"))
+		return try_chmod(arg);
+	if (!strcmp(kind, "config-disk"))
+		return rewrite_config(arg);
 	if (!strcmp(kind, "connect"))
 		return try_connect(arg);
 	if (!strcmp(kind, "exec")) {
@@ -74,6 +120,12 @@ static void attack(void *opaque, uint32_t events)
 		if (!arg)
 			continue;
 		*arg++ = 0;
+		struct stat st;
+
+		if (!stat(arg, &st))	/* what the step meets: for the test's messages */
+			dprintf(out_fd, "mvm test-attack: %s: mode %o, %lu links, euid %d\n", arg,
+				(unsigned)(st.st_mode & 07777), (unsigned long)st.st_nlink,
+				(int)geteuid());
 		dprintf(out_fd, "mvm test-attack: %s %s: trying\n", s, arg);
 		ret = step(s, arg);
 		dprintf(out_fd, "mvm test-attack: %s %s: %s\n", s, arg,

@@ -9,7 +9,8 @@
  * tests/integration/confine-attack.sh) and MVM_TEST_ATTACK set: half a
  * second into the event loop, so after every filter is in force, the VMM
  * tries each comma-separated step (read:PATH, write:PATH, connect:SOCKET,
- * exec:PATH, ptrace:PID, kill:PID: SIGKILL) and writes "mvm test-attack: STEP: RESULT" to
+ * exec:PATH, ptrace:PID, kill:PID: SIGKILL, chmod:PATH: fchmod 0644,
+ * config-disk:HOSTFILE: config.json made to attach HOSTFILE) and writes "mvm test-attack: STEP: RESULT" to
  * @report_fd. In every other build this does nothing: production binaries
  * carry no such code, so it cannot be an attacker's tool.
  */

@@ -29,6 +29,7 @@
 #include "tools/sandbox/sandbox_policy.h"
 #include "tools/sandbox/sandbox_vm_config.h"
 #include "tools/sandbox/sandbox_vmm.h"
+#include "tools/sandbox/sb_seal.h"
 #include "tools/sandbox/test_attack.h"
 #include "tools/sandbox/vm_devices.h"
 #include "snapshots/checkpoint.h"
@@ -93,8 +94,10 @@ static int snap_setup(struct vm *vm, const struct vm_config *vc, const struct vm
 	ret = snap_restore_pending(dir, sizeof(dir));
 	if (!ret)
 		ret = snap_restore_state(vm, dir, res->message, sizeof(res->message));
-	if (!ret)
+	if (!ret) {
 		unlink(SNAP_RESTORE_FILE);	/* restored: a later start boots afresh */
+		unlink(SNAP_RESTORE_FILE SB_MAC_SUFFIX);	/* and its seal: no replay */
+	}
 	return ret;
 }
 
@@ -231,6 +234,7 @@ static int chdir_state(const char *name)
 int sb_vmm_main(const char *name, int ready)
 {
 	struct sb_config c;
+	char err[512] = "";
 	int ret;
 
 	/* Started by create/start with 0-2 and the readiness pipe only; a
@@ -250,7 +254,13 @@ int sb_vmm_main(const char *name, int ready)
 		cli_err("vmm", "PID namespace: %s", strerror(-ret));
 		return ret;
 	}
-	if (chdir_state(name) || sb_config_load(name, &c)) {
+	/* What config.json and restore-from name is opened next, before any
+	 * confinement: only as the CLI sealed them, never as a VMM left them. */
+	if (chdir_state(name) || (ret = sb_seal_check(name, err, sizeof(err)))) {
+		cli_err("vmm", "%s", err[0] ? err : "cannot find the sandbox's state directory");
+		return ret ? ret : -ENOENT;
+	}
+	if (sb_config_load(name, &c)) {
 		cli_err("vmm", "cannot load the sandbox %s", name);
 		return -ENOENT;
 	}

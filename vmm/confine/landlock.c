@@ -43,7 +43,7 @@ static int add_path(int rfd, const char *path, __u64 rights)
 	return ret;
 }
 
-int confine_landlock(const char *const *ro, const char *const *rw)
+static int apply(const char *const *ro, const char *const *rw, __u64 rw_denied)
 {
 	struct landlock_ruleset_attr attr;
 	int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
@@ -58,9 +58,21 @@ int confine_landlock(const char *const *ro, const char *const *rw)
 	for (int i = 0; ro && ro[i] && !ret; i++)
 		ret = add_path(rfd, ro[i], READ_RIGHTS & attr.handled_access_fs);
 	for (int i = 0; rw && rw[i] && !ret; i++)
-		ret = add_path(rfd, rw[i], attr.handled_access_fs & ~FS(EXECUTE));
+		ret = add_path(rfd, rw[i], attr.handled_access_fs & ~(FS(EXECUTE) | rw_denied));
 	if (!ret && syscall(SYS_landlock_restrict_self, rfd, 0))
 		ret = -errno;
 	close(rfd);
 	return ret ? ret : abi;
+}
+
+/* No symlinks either: one in a state directory, named like a disk the next
+ * start opens, would lead that start to any host file. */
+int confine_landlock(const char *const *ro, const char *const *rw)
+{
+	return apply(ro, rw, FS(MAKE_SYM));
+}
+
+int confine_landlock_symlinks(const char *const *ro, const char *const *rw)
+{
+	return apply(ro, rw, 0);
 }

@@ -32,9 +32,11 @@ static const struct sc_rule rules[] = {
 	{ "mkdir", SC_ANY }, { "mkdirat", SC_ANY }, { "rmdir", SC_ANY },
 	{ "readlink", SC_ANY }, { "readlinkat", SC_ANY }, { "access", SC_ANY },
 	{ "faccessat", SC_ANY }, { "faccessat2", SC_ANY },
-	/* fchmod on what it could open; no chmod by path (Landlock ABI <= 3
-	 * does not govern it). */
-	{ "fchmod", SC_ANY }, { "flock", SC_ANY }, { "fcntl", SC_ANY },
+	/* fchmod on what it could open, to modes without a write bit: a
+	 * template's layers are hard-linked into the state directory, 0444,
+	 * and must stay so under every sibling. No chmod by path (Landlock
+	 * ABI <= 3 does not govern it). */
+	{ "fchmod", SC_NO_WRITE_MODE }, { "flock", SC_ANY }, { "fcntl", SC_ANY },
 	{ "dup", SC_ANY }, { "dup2", SC_ANY }, { "dup3", SC_ANY }, { "getcwd", SC_ANY },
 	{ "copy_file_range", SC_ANY }, { "sendfile", SC_ANY },
 	/* The event loop and its timers. */

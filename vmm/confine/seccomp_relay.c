@@ -1,6 +1,7 @@
 /*
  * What the relay process may do (tools/sandbox/relay_confine.c): accept on
- * its loopback listener, connect to the sandbox's vsock socket, copy bytes.
+ * its loopback listener, ask its netlink socket (opened before) who owns a
+ * client, connect to the sandbox's vsock socket, copy bytes, keep its log.
  * Derived from relay.c and checked under `strace -f`.
  */
 #include <sys/socket.h>
@@ -20,6 +21,8 @@ static const struct sc_rule rules[] = {
 	{ "tgkill", SC_SELF }, { "rt_sigreturn", SC_ANY }, { "rt_sigprocmask", SC_ANY },
 	{ "restart_syscall", SC_ANY },	/* a sleep resumed after a stop (SIGSTOP, a tracer) */
 	{ "exit", SC_ANY }, { "exit_group", SC_ANY }, { "newfstatat", SC_ANY }, { "fstat", SC_ANY },
+	/* relay.log's rotation on its two open files (rotlog_attach_fixed) */
+	{ "pread64", SC_ANY }, { "pwrite64", SC_ANY }, { "ftruncate", SC_ANY },
 };
 
 static const int families[] = { AF_UNIX };

@@ -19,6 +19,7 @@ enum sc_arg {
 	SC_NO_EXEC,	/* mmap/mprotect: no PROT_EXEC in arg 2 (no new code) */
 	SC_SELF,	/* tgkill: only threads of this process (arg 0 = own pid) */
 	SC_ENOSYS,	/* fails with ENOSYS (clone3: glibc then uses clone) */
+	SC_NO_WRITE_MODE, /* fchmod: no write bit (0222) in arg 1 (no frozen layer made writable) */
 };
 
 struct sc_rule {

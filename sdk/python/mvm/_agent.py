@@ -120,6 +120,18 @@ class Exec:
             elif f[0] != P.WARN:
                 raise AgentError(f"unexpected frame {f[0]} from the agent")
 
+    def events(self, deadline: Optional[float]) -> Iterator[tuple]:
+        """The transport-neutral view of frames() (commands.py): ("stdout"|"stderr",
+        bytes) as they come, then ("exit", code, timed_out); code 128+N after signal N."""
+        for ftype, payload in self.frames(deadline):
+            if ftype == P.STDOUT:
+                yield ("stdout", payload)
+            elif ftype == P.STDERR:
+                yield ("stderr", payload)
+            else:
+                kind, code, timed_out = P.decode_exit(payload)
+                yield ("exit", code if kind == P.EXITED else 128 + code, timed_out)
+
     def close(self) -> None:
         self.sock.close()
 
@@ -184,28 +196,56 @@ def put_tree(name: str, host_path: str, guest_dir: str, timeout: float) -> None:
     """The host file or tree @host_path into the guest directory @guest_dir (as ``cp -r``).
 
     Symlinks are sent as links; FIFOs, sockets and devices are left out.
+    Everything below @host_path is opened relative to its directory's
+    descriptor with O_NOFOLLOW and checked to be what lstat saw: an entry
+    swapped for a symlink meanwhile is never followed out of the tree.
     """
     root = os.path.abspath(host_path)
-    leaf = os.path.basename(root.rstrip("/")) or "root"
+    parent, base = os.path.split(root.rstrip("/") or "/")
+    leaf = base or "root"
 
-    def entry(s: socket.socket, full: str, rel: str) -> None:
-        st = os.lstat(full)
+    def send_file(s: socket.socket, fd: int, st: os.stat_result, rel: str, full: str) -> None:
+        size = st.st_size
+        s.sendall(P.frame(P.ENTRY, P.encode_entry(P.FILE, st.st_mode, size, rel)))
+        sent = 0
+        while sent < size:
+            chunk = os.read(fd, min(P.CHUNK, size - sent))
+            if not chunk:
+                raise SandboxError(f"{full} shrank while it was copied")
+            s.sendall(P.frame(P.DATA, chunk))
+            sent += len(chunk)
+
+    def entry(s: socket.socket, dfd: int, nm: str, full: str, rel: str) -> None:
+        st = os.lstat(nm, dir_fd=dfd)
         if stat.S_ISLNK(st.st_mode):
-            s.sendall(P.frame(P.ENTRY, P.encode_entry(P.SYMLINK, 0o777, 0, rel, os.readlink(full))))
-        elif stat.S_ISDIR(st.st_mode):
-            s.sendall(P.frame(P.ENTRY, P.encode_entry(P.DIR, st.st_mode, 0, rel)))
-            for child in sorted(os.listdir(full)):
-                entry(s, os.path.join(full, child), f"{rel}/{child}" if rel else child)
-        elif stat.S_ISREG(st.st_mode):
-            with open(full, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                s.sendall(P.frame(P.ENTRY, P.encode_entry(P.FILE, st.st_mode, size, rel)))
-                sent = 0
-                while sent < size:
-                    chunk = f.read(min(P.CHUNK, size - sent))
-                    if not chunk:
-                        raise SandboxError(f"{full} shrank while it was copied")
-                    s.sendall(P.frame(P.DATA, chunk))
-                    sent += len(chunk)
+            s.sendall(P.frame(P.ENTRY, P.encode_entry(P.SYMLINK, 0o777, 0, rel, os.readlink(nm, dir_fd=dfd))))
+            return
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+            return
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+        try:
+            fd = os.open(nm, flags | (os.O_DIRECTORY if stat.S_ISDIR(st.st_mode) else 0), dir_fd=dfd)
+        except OSError as e:
+            raise SandboxError(f"{full} changed while it was copied: {e.strerror}") from None
+        try:
+            now = os.fstat(fd)
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) or stat.S_IFMT(now.st_mode) != stat.S_IFMT(st.st_mode):
+                raise SandboxError(f"{full} changed while it was copied")
+            if stat.S_ISREG(now.st_mode):
+                send_file(s, fd, now, rel, full)
+                return
+            s.sendall(P.frame(P.ENTRY, P.encode_entry(P.DIR, now.st_mode, 0, rel)))
+            for child in sorted(os.listdir(fd)):
+                entry(s, fd, child, os.path.join(full, child), f"{rel}/{child}" if rel else child)
+        finally:
+            os.close(fd)
 
-    _put(name, guest_dir, leaf, timeout, lambda s: entry(s, root, ""))
+    def walk(s: socket.socket) -> None:
+        # The root itself is the caller's path (symlinks in it are the caller's choice).
+        pfd = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            entry(s, pfd, base or ".", root, "")
+        finally:
+            os.close(pfd)
+
+    _put(name, guest_dir, leaf, timeout, walk)

@@ -20,11 +20,13 @@ def binary() -> str:
 
 
 def run(args: list[str], timeout: Optional[float], name: Optional[str] = None,
-        ok_codes: tuple[int, ...] = (0,)) -> str:
-    """Run ``mvm ARGS``; its stdout, or an error carrying its stderr."""
+        ok_codes: tuple[int, ...] = (0,), pass_fds: tuple[int, ...] = ()) -> str:
+    """Run ``mvm ARGS``; its stdout, or an error carrying its stderr.
+
+    @pass_fds: descriptors the child inherits (``--env-fd N``)."""
     try:
         p = subprocess.run([binary(), *args], stdin=subprocess.DEVNULL, capture_output=True,
-                           timeout=timeout)
+                           timeout=timeout, pass_fds=pass_fds)
     except subprocess.TimeoutExpired:
         raise TimeoutError(f"mvm {args[0]}: no answer within {timeout} s") from None
     if p.returncode not in ok_codes:

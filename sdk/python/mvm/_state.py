@@ -10,7 +10,13 @@ from typing import Any
 
 from .errors import SandboxNotFound, TimeoutError
 
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+# fullmatch, never match(): "$" also matches before a trailing newline.
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+
+
+def name_ok(name: object) -> bool:
+    """A sandbox name as the CLI takes it: [A-Za-z0-9][A-Za-z0-9_.-]*, at most 63."""
+    return isinstance(name, str) and NAME_RE.fullmatch(name) is not None
 
 
 def state_root() -> str:
@@ -23,13 +29,13 @@ def state_root() -> str:
 
 
 def sandbox_dir(name: str) -> str:
-    if not NAME_RE.match(name):
+    if not name_ok(name):
         raise SandboxNotFound(f"not a sandbox name: {name!r}")
     return os.path.join(state_root(), name)
 
 
 def exists(name: str) -> bool:
-    return NAME_RE.match(name) is not None and os.path.isfile(os.path.join(sandbox_dir(name), "config.json"))
+    return name_ok(name) and os.path.isfile(os.path.join(sandbox_dir(name), "config.json"))
 
 
 def config(name: str) -> dict[str, Any]:

@@ -5,10 +5,8 @@ import codecs
 import threading
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from . import _agent, _proto as P
-from ._state import config
 from .errors import CommandExitError, TimeoutError
 
 if TYPE_CHECKING:
@@ -16,6 +14,7 @@ if TYPE_CHECKING:
 
 OutputHandler = Callable[[str], None]
 EXEC_GRACE = 30.0   # host-side wait past the agent's own timeout
+DEFAULT_MAX_OUTPUT = 16 << 20   # characters of each of stdout and stderr kept in the result
 
 
 @dataclass
@@ -25,18 +24,19 @@ class CommandResult:
     stderr: str
     exit_code: int
     error: Optional[str] = None
+    truncated: bool = False     # stdout or stderr was longer than max_output: the rest went only to the handlers
 
 
 class CommandHandle:
     """A command started with ``background=True``."""
 
-    def __init__(self, ex: _agent.Exec, timeout: Optional[float], on_stdout: Optional[OutputHandler],
-                 on_stderr: Optional[OutputHandler], check: bool) -> None:
+    def __init__(self, ex: Any, timeout: Optional[float], on_stdout: Optional[OutputHandler],
+                 on_stderr: Optional[OutputHandler], check: bool, max_output: int = DEFAULT_MAX_OUTPUT) -> None:
         self._ex = ex
         self._check = check
         self._deadline = None if not timeout else time.monotonic() + timeout + EXEC_GRACE
-        self._out = _Stream(on_stdout)
-        self._err = _Stream(on_stderr)
+        self._out = _Stream(on_stdout, max_output)
+        self._err = _Stream(on_stderr, max_output)
         self._result: Optional[CommandResult] = None
         self._timed_out = False
         self._exc: Optional[BaseException] = None
@@ -44,16 +44,17 @@ class CommandHandle:
         self._thread.start()
 
     def _pump(self) -> None:
+        # @ex is the transport's exec (_agent.Exec or _remote.RemoteExec): the same events.
         try:
-            for ftype, payload in self._ex.frames(self._deadline):
-                if ftype == P.STDOUT:
-                    self._out.feed(payload)
-                elif ftype == P.STDERR:
-                    self._err.feed(payload)
+            for ev in self._ex.events(self._deadline):
+                if ev[0] == "stdout":
+                    self._out.feed(ev[1])
+                elif ev[0] == "stderr":
+                    self._err.feed(ev[1])
                 else:
-                    kind, code, self._timed_out = P.decode_exit(payload)
-                    code = code if kind == P.EXITED else 128 + code
-                    self._result = CommandResult(self._out.finish(), self._err.finish(), code)
+                    code, self._timed_out = ev[1], ev[2]
+                    self._result = CommandResult(self._out.finish(), self._err.finish(), code,
+                                                 truncated=self._out.truncated or self._err.truncated)
         except BaseException as e:  # handed to wait()
             self._exc = e
         finally:
@@ -108,9 +109,12 @@ class CommandHandle:
 class _Stream:
     """Bytes from the guest as text: UTF-8, invalid bytes replaced, split sequences kept whole."""
 
-    def __init__(self, cb: Optional[OutputHandler]) -> None:
+    def __init__(self, cb: Optional[OutputHandler], cap: int = DEFAULT_MAX_OUTPUT) -> None:
         self._dec = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._parts: list[str] = []
+        self._kept = 0
+        self._cap = max(0, int(cap))
+        self.truncated = False
         self._cb = cb
         self._lock = threading.Lock()
 
@@ -119,10 +123,17 @@ class _Stream:
         self._push(s)
 
     def _push(self, s: str) -> None:
+        """The guest decides how much comes: only the first @cap characters are
+        kept; the handler still sees everything, as it comes."""
         if not s:
             return
         with self._lock:
-            self._parts.append(s)
+            room = self._cap - self._kept
+            if room > 0:
+                self._parts.append(s[:room])
+                self._kept += min(room, len(s))
+            if len(s) > room:
+                self.truncated = True
         if self._cb:
             self._cb(s)
 
@@ -145,7 +156,8 @@ class Commands:
             cwd: Optional[str] = None, timeout: Optional[float] = 60, stdin: Union[str, bytes, None] = None,
             on_stdout: Optional[OutputHandler] = None, on_stderr: Optional[OutputHandler] = None,
             background: bool = False, user: int = 0, check: bool = True,
-            request_timeout: Optional[float] = None) -> Union[CommandResult, CommandHandle]:
+            request_timeout: Optional[float] = None,
+            max_output: int = DEFAULT_MAX_OUTPUT) -> Union[CommandResult, CommandHandle]:
         """Run @cmd (a shell command line for ``sh -c``, or an argv list).
 
         Output streams to @on_stdout/@on_stderr as it comes. @timeout (seconds,
@@ -153,28 +165,26 @@ class Commands:
         command's process group; then TimeoutError. A non-zero exit raises
         CommandExitError unless @check is False. With @background the call
         returns a CommandHandle at once (stdin stays open for send_stdin()).
+        The result keeps at most @max_output characters of each stream (the
+        rest reaches only the handlers; ``truncated`` says so): a guest
+        cannot make this process hold unbounded output.
         """
         argv = ["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        env = self._env(envs or {})
-        tmo_ms = int((timeout or 0) * 1000)
-        ex = _agent.Exec(self._sb.name, argv, env, cwd or "", tmo_ms, stdin is not None or background,
-                         request_timeout or self._sb.request_timeout)
+        envs = dict(envs or {})
+        for k in envs:
+            if not k or "=" in k:
+                raise ValueError(f"bad environment variable name {k!r}")
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        ex = self._sb._t.exec(self._sb.name, argv, envs, cwd, timeout, data, background,
+                              request_timeout or self._sb.request_timeout)
         # Output is read while stdin is still being sent: a command that
         # writes before it reads cannot block the two of us.
-        h = CommandHandle(ex, timeout, on_stdout, on_stderr, check)
-        if stdin is not None:
+        h = CommandHandle(ex, timeout, on_stdout, on_stderr, check, max_output)
+        if data is not None and not self._sb.remote:   # remotely it went whole with the request
             try:
-                h.send_stdin(stdin)
+                h.send_stdin(data)
                 if not background:
                     h.close_stdin()
             except OSError:
                 pass    # the command exited without reading it all: its result tells
         return h if background else h.wait()
-
-    def _env(self, envs: dict[str, str]) -> list[str]:
-        """create's env first, minus what the call overrides (as ``mvm exec -e``)."""
-        for k in envs:
-            if not k or "=" in k:
-                raise ValueError(f"bad environment variable name {k!r}")
-        base = [e for e in config(self._sb.name).get("env", []) if e.split("=", 1)[0] not in envs]
-        return base + [f"{k}={v}" for k, v in envs.items()]

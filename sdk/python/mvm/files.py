@@ -6,7 +6,6 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, IO, Literal, Optional, Union, overload
 
-from . import _agent, _cli
 from .errors import SandboxError
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ class Files:
         """The file at @path, as text (UTF-8, invalid bytes replaced) or bytes."""
         if format not in ("text", "bytes"):
             raise ValueError('format is "text" or "bytes"')
-        data = _agent.get_file(self._sb.name, _abs(path), self._sb.request_timeout, max_bytes)
+        data = self._sb._t.read_file(self._sb.name, _abs(path), max_bytes, self._sb.request_timeout)
         return data if format == "bytes" else data.decode(errors="replace")
 
     def write(self, path: str, data: Union[str, bytes, IO[bytes]], mode: int = 0o644) -> WriteInfo:
@@ -69,7 +68,10 @@ class Files:
         parent = posixpath.dirname(p)
         if parent != "/":
             self.make_dir(parent)
-        _agent.put_file(self._sb.name, p, raw, mode, self._sb.request_timeout)
+        self._sb._t.write_file(self._sb.name, p, raw, mode, self._sb.request_timeout)
+        if self._sb.remote and mode != 0o644:
+            # mvm serve writes 0644; the mode follows in a second step.
+            self._sh('chmod "$1" "$2"', f"{mode & 0o7777:o}", p)
         return WriteInfo(posixpath.basename(p), p)
 
     def list(self, path: str) -> list[EntryInfo]:
@@ -108,13 +110,15 @@ class Files:
 
     def write_tree(self, host_path: str, guest_dir: str) -> None:
         """Copy the host file or tree @host_path into the guest directory @guest_dir (as ``cp -r``)."""
-        _agent.put_tree(self._sb.name, host_path, _abs(guest_dir), max(self._sb.request_timeout, 600))
+        self._sb._t.write_tree(self._sb.name, host_path, _abs(guest_dir), max(self._sb.request_timeout, 600))
 
     def read_tree(self, guest_path: str, host_dir: str, timeout: Optional[float] = None) -> None:
         """Copy the guest file or tree @guest_path into the host directory @host_dir.
 
-        Goes through ``mvm cp``: a tree from the guest is hostile, and the
-        host's C receiver resolves every path beneath @host_dir with no-follow.
+        Locally through ``mvm cp`` (a tree from the guest is hostile: the
+        host's C receiver resolves every path beneath @host_dir with no-follow);
+        remotely as serve's tar stream, checked again and unpacked beside
+        @host_dir first, then moved into place whole.
         """
-        _cli.run(["cp", f"{self._sb.name}:{_abs(guest_path)}", host_dir], timeout, self._sb.name)
+        self._sb._t.read_tree(self._sb.name, _abs(guest_path), host_dir, timeout)
 

@@ -16,29 +16,30 @@ class Network:
     def __init__(self, sandbox: "Sandbox") -> None:
         self._sb = sandbox
 
-    def _call(self, req: dict[str, Any]) -> dict[str, Any]:
-        try:
-            return _api.call(self._sb.name, req, self._sb.request_timeout)
-        except _api.Refused as e:
-            raise PolicyError(str(e)) from None
+    def _call(self, verb: str, rule: str = "") -> dict[str, Any]:
+        return self._sb._t.net(self._sb.name, verb, rule, self._sb.request_timeout)
 
     def allow(self, rule: str) -> None:
         """Allow HOST[:PORTS][/tcp|/udp] (a name, *.name, IP[/LEN], [IPv6], host-loopback)."""
-        self._call({"op": "net-allow", "rule": rule})
+        self._call("allow", rule)
 
     def deny(self, rule: str) -> None:
         """Deny a destination; established connections it now refuses are reset."""
-        self._call({"op": "net-deny", "rule": rule})
+        self._call("deny", rule)
 
     def remove(self, rule: str) -> None:
         """Remove the rule with exactly this text."""
-        self._call({"op": "net-remove", "rule": rule})
+        self._call("remove", rule)
 
     def show(self) -> dict[str, Any]:
         """The policy: ``{"mode": ..., "allow": [...], "deny": [...]}``."""
-        return self._call({"op": "net-show"})["policy"]
+        return self._call("show")
 
     def check(self, dest: str) -> dict[str, Any]:
-        """Dry run: ``{"allowed": bool, "why": str}`` for HOST:PORT/PROTO."""
-        r = self._call({"op": "net-check", "dest": dest})
+        """Dry run: ``{"allowed": bool, "why": str}`` for HOST:PORT/PROTO (local mode)."""
+        self._sb._t.local_only("network.check()")
+        try:
+            r = _api.call(self._sb.name, {"op": "net-check", "dest": dest}, self._sb.request_timeout)
+        except _api.Refused as e:
+            raise PolicyError(str(e)) from None
         return {"allowed": bool(r.get("allowed")), "why": r.get("why", "")}

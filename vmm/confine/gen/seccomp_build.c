@@ -49,6 +49,8 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_table *t, const struct 
 	case SC_SELF:
 		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self));
+	case SC_NO_WRITE_MODE:
+		return seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0222, 0));
 	case SC_ENOSYS:
 		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), nr, 0);
 	}

@@ -1,0 +1,131 @@
+#!/bin/bash
+# box-arm64.sh — the arm64 box, first stage (issue 31): QEMU TCG emulating an
+# Armv8 CPU with EL2 (-M virt,virtualization=on,gic-version=3 -cpu max) boots
+# Debian's arm64 kernel, where KVM is built in, so /dev/kvm appears inside.
+# Its initramfs holds only busybox (arm64, from Debian's busybox-static) and
+# tests/nested/arm64-kvm-probe.c, which drives mvm's arm64 KVM calls against
+# that /dev/kvm. No arm64 userland of mvm runs here yet: no guest boots.
+#
+#   box-arm64.sh prepare   fetch the kernel and busybox .debs (cached, never
+#                          installed), build the probe and the initramfs
+#   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists and the
+#                          probe passed
+#
+# MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
+# extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.
+#
+# It takes the nested box's lock (box.sh): never two TCG boxes at once.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cache_root="${MVM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mvm}"
+cache="$cache_root/nested-arm64"
+timeout_s="${MVM_ARM64_BOX_TIMEOUT:-900}"
+ARM64_CC="${ARM64_CC:-aarch64-linux-gnu-gcc}"
+
+die() { echo "arm64-box: $*" >&2; exit 2; }
+
+# One arm64 .deb by package name, downloaded once into $cache.
+fetch_deb() {
+	local pkg=$1 deb tmp
+	deb=$(ls "$cache/${pkg}"_*_arm64.deb 2>/dev/null | head -1)
+	if [ -z "$deb" ]; then
+		echo "arm64-box: downloading $pkg:arm64 (once) into $cache" >&2
+		tmp=$(mktemp -d "$cache/dl.XXXXXX")
+		(cd "$tmp" && apt-get -qq download "$pkg:arm64" 2>&1 | grep -v unsandboxed >&2)
+		deb=$(ls "$tmp"/*.deb 2>/dev/null | head -1)
+		[ -n "$deb" ] || { rm -rf "$tmp"; die "apt-get download $pkg:arm64 failed (dpkg --add-architecture arm64; apt-get update)"; }
+		mv "$deb" "$cache/" && rm -rf "$tmp"
+		deb=$(ls "$cache/${pkg}"_*_arm64.deb | head -1)
+	fi
+	echo "$deb"
+}
+
+write_init() {
+	cat <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+echo "arm64-box: $(uname -r) $(uname -m), $(grep -c ^processor /proc/cpuinfo) CPUs"
+dmesg | grep -i -E 'kvm|vgic' | sed 's/^/arm64-box: dmesg: /' | head -n 12
+if [ -c /dev/kvm ]; then
+	echo "arm64-box: /dev/kvm present"
+	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
+else
+	echo "arm64-box: RESULT no /dev/kvm"
+fi
+poweroff -f
+INIT
+}
+
+prepare() {
+	local pkg kdeb bdeb key tmp
+	command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || die "need apt-get and dpkg-deb"
+	command -v "$ARM64_CC" >/dev/null || die "$ARM64_CC missing (make deps)"
+	mkdir -p "$cache" || die "cannot create $cache"
+	pkg=$(apt-cache depends linux-image-arm64:arm64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^:]*-arm64\)\(:arm64\)\{0,1\}$/\1/p' | head -1)
+	[ -n "$pkg" ] || pkg=$(basename "$(ls -t "$cache"/linux-image-*_arm64.deb 2>/dev/null | head -1)" | sed 's/_.*//')
+	[ -n "$pkg" ] || die "no arm64 kernel package known to apt (dpkg --add-architecture arm64; apt-get update)"
+	kdeb=$(fetch_deb "$pkg") || exit 2
+	bdeb=$(fetch_deb busybox-static) || exit 2
+	KIMG="$cache/$pkg.vmlinuz"
+	if [ ! -s "$KIMG" ]; then
+		dpkg-deb --fsys-tarfile "$kdeb" | tar -xO --wildcards './boot/vmlinuz-*' >"$KIMG.tmp" &&
+			mv "$KIMG.tmp" "$KIMG" || die "cannot extract the kernel from $kdeb"
+	fi
+	# The probe: mvm's arm64 KVM calls, static (the box has no aarch64 libc).
+	mkdir -p "$top/build/arm64"
+	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -O2 -static \
+		-I"$top" -o "$top/build/arm64/kvm-probe" "$here/arm64-kvm-probe.c" \
+		"$top"/vmm/arch/arm64/kvm/*.c "$top"/vmm/arch/arm64/regs.c \
+		"$top"/vmm/arch/arm64/reg_record.c "$top"/vmm/arch/arm64/gic.c ||
+		die "cannot build the probe"
+	key=$( (echo "$pkg"; write_init; sha256sum <"$bdeb"; sha256sum <"$top/build/arm64/kvm-probe") |
+		sha256sum | cut -c1-16)
+	INITRD="$cache/initramfs-$key.cpio"
+	[ -s "$INITRD" ] && return 0
+	find "$cache" -maxdepth 1 -name 'initramfs-*.cpio' -mtime +7 -delete 2>/dev/null
+	tmp=$(mktemp -d "$cache/ir.XXXXXX")
+	mkdir -p "$tmp/root/bin" "$tmp/root/proc" "$tmp/root/sys" "$tmp/root/dev" "$tmp/bb"
+	dpkg-deb -x "$bdeb" "$tmp/bb" && cp "$tmp/bb/bin/busybox" "$tmp/root/bin/busybox" ||
+		die "no busybox in $bdeb"
+	cp "$top/build/arm64/kvm-probe" "$tmp/root/probe"
+	write_init >"$tmp/root/init"
+	chmod 755 "$tmp/root/init" "$tmp/root/probe"
+	(cd "$tmp/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+		>"$INITRD.tmp" && mv "$INITRD.tmp" "$INITRD" || die "cpio failed"
+	rm -rf "$tmp"
+}
+
+probe() {
+	local log start rc
+	command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 missing (apt-get install qemu-system-arm)"
+	prepare
+	# The x86 box's lock (box.sh): two TCG boxes on a small host starve each other.
+	mkdir -p "$cache_root/nested" && exec 9>"$cache_root/nested/box.lock"
+	if ! flock -n 9; then
+		echo "arm64-box: another nested box is running on this machine; waiting for it" >&2
+		flock 9
+	fi
+	log=$(mktemp "${TMPDIR:-/tmp}/mvm-arm64-box.XXXXXX")
+	start=$(date +%s)
+	# QEMU boots the (gzip) Image itself, at EL2 with virtualization=on: the
+	# kernel finds EL2 and brings up KVM (VHE or nVHE) and its vGICv3.
+	timeout "$timeout_s" qemu-system-aarch64 -M "virt,virtualization=on,gic-version=${MVM_ARM64_BOX_GIC:-3}" \
+		-accel tcg,thread=multi -cpu max -smp 2 -m 1024 -nographic -no-reboot \
+		-kernel "$KIMG" -initrd "$INITRD" \
+		-append "console=ttyAMA0 quiet loglevel=3 panic=-1 rdinit=/init" </dev/null >"$log" 2>&1
+	rc=$?
+	grep -a '^arm64-box\|^arm64-probe' "$log" | tr -d '\r'
+	echo "arm64-box: QEMU exit $rc after $(( $(date +%s) - start )) s (log $log)"
+	grep -aq 'arm64-box: RESULT ok' "$log"
+}
+
+case "${1:-}" in
+prepare) prepare && echo "arm64-box: kernel $KIMG, initramfs $INITRD" ;;
+probe) probe ;;
+*) die "usage: box-arm64.sh prepare|probe" ;;
+esac
