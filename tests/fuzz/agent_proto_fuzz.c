@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,16 @@
 #include "guest/agent/tree.h"
 
 static char dir[] = "/dev/shm/mvm-agent-fuzz-XXXXXX";
+static bool made;
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	return f->level ? remove(p) : 0;	/* keep the root */
+}
+
+static void remove_root(void)
+{
+	rmdir(dir);	/* each input's tree is already gone */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,9 +37,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ap_exit x;
 	int sv[2], dfd;
 
-	if (!dir[strlen(dir) - 1] || dir[strlen(dir) - 1] == 'X')
+	/* A flag, not the template's tail: mkdtemp may itself end the name in 'X'. */
+	if (!made) {
 		if (!mkdtemp(dir))
 			abort();
+		made = true;
+		atexit(remove_root);
+	}
 	if (ap_exec_decode(data, size, &e) == 0)
 		ap_exec_free(&e);
 	ap_exit_decode(data, size, &x);

@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,16 @@
 #include "tools/sandbox/fetch.h"
 
 static char dir[] = "/dev/shm/mvm-fetch-fuzz-XXXXXX";
+static bool made;
 
 static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
 	return f->level ? remove(p) : 0;	/* keep the root */
+}
+
+static void remove_root(void)
+{
+	rmdir(dir);	/* each input's tree is already gone */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,11 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				.refused = &ref, .idle_s = 1 };
 	int big = 1 << 18, sv[2], dfd;
 
-	if (dir[strlen(dir) - 1] == 'X' && !mkdtemp(dir)) {
+	/* A flag, not the template's tail: mkdtemp may itself end the name in 'X'. */
+	if (!made && !mkdtemp(dir)) {
 		memcpy(dir, "/tmp/mvm-fetch-fuzz-XXXXXX", sizeof("/tmp/mvm-fetch-fuzz-XXXXXX"));
 		if (!mkdtemp(dir))
 			abort();
 	}
+	if (!made)
+		atexit(remove_root);
+	made = true;
 	if (size > (1 << 17) || socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return 0;
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
