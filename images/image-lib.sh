@@ -121,7 +121,11 @@ debian_bootstrap() {
 
 	step "debootstrap --variant=minbase $suite from the host's mirror ($mirror)"
 	# debootstrap's own I: lines are the progress; its log stays in the stage on failure.
-	debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$stage" "$mirror" 2>&1 |
+	# One debootstrap per package cache at a time: debian, browser and dev
+	# share it, and two at once broke each other's downloads.
+	flock -n "$cache/.lock" true 2>/dev/null ||
+		echo "image: another debootstrap is using $cache; waiting for it"
+	flock "$cache/.lock" debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$stage" "$mirror" 2>&1 |
 		sed -u 's/^/  /' || :
 	[ -x "$stage/usr/bin/apt-get" ] && [ -f "$stage/etc/debian_version" ] || {
 		echo "$who: debootstrap failed" >&2

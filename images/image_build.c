@@ -1,14 +1,19 @@
 /* Building a root image into the store with its builder script (image_build.h). */
 #include <errno.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "common/cli_util.h"
+#include "common/file_io.h"
 #include "common/fs_util.h"
 #include "common/self_exe.h"
 #include "common/log.h"
@@ -67,16 +72,70 @@ static int run_builder(const char *script, const char *out, uint64_t size)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/*
+ * One build of NAME at a time in a store: two at once (two checkouts'
+ * `make test`, a user's second terminal) wrote the same stage and output,
+ * and debootstrap failed in both. The lock is the store's .NAME.lock, held
+ * until image_build returns; a second builder waits (*@waited), then finds
+ * the image the first one made. An fd (>= 0), or -errno.
+ */
+static int build_lock(const char *dir, const char *name, bool *waited)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.%s.lock", dir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	if (errno == EWOULDBLOCK) {
+		*waited = true;
+		printf("image: another build of %s is running; waiting for it\n", name);
+		fflush(stdout);
+		if (flock(fd, LOCK_EX) == 0)
+			return fd;
+	}
+	close(fd);
+	return -errno;
+}
+
+/*
+ * A --force build that waited for the lock may find the image just made
+ * from the very inputs it was asked for (make passes their hash as
+ * MVM_IMAGE_INPUTS): then there is nothing left to rebuild.
+ */
+static bool built_from_inputs(const char *meta)
+{
+	const char *want = getenv("MVM_IMAGE_INPUTS");
+	char *text;
+	cJSON *j, *in;
+	bool same;
+
+	if (!want || !*want || !(text = file_read_text(meta, 1 << 16)))
+		return false;
+	j = cJSON_Parse(text);
+	in = cJSON_GetObjectItemCaseSensitive(j, "inputs");
+	same = cJSON_IsString(in) && !strcmp(in->valuestring, want);
+	cJSON_Delete(j);
+	free(text);
+	return same;
+}
+
 int image_build(struct image_build *b, char *err, size_t errlen)
 {
 	char script[PATH_MAX], *dir = NULL, *meta = NULL;
-	int ret, rc;
+	int ret, rc, lock = -1;
+	bool waited = false;
 	double t0;
 
 	err[0] = 0;
 	b->out = NULL;
 	if (builder_path(b->name, script, sizeof(script))) {
-		snprintf(err, errlen, "no builder for '%s' (images/build-%s.sh); known: minimal, debian, browser, dev",
+		snprintf(err, errlen,
+			 "no builder for '%s' (images/build-%s.sh); known: minimal, debian, "
+			 "browser, dev",
 			 b->name, b->name);
 		return -ENOENT;
 	}
@@ -85,18 +144,24 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 	if (!dir || asprintf(&b->out, "%s/%s.ext4", dir, b->name) < 0 ||
 	    asprintf(&meta, "%s/%s.json", dir, b->name) < 0)
 		goto out;
+	if ((ret = mkdir_p(dir, 0755))) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-ret));
+		goto out;
+	}
+	if ((lock = build_lock(dir, b->name, &waited)) < 0) {
+		ret = lock;
+		snprintf(err, errlen, "%s/.%s.lock: %s", dir, b->name, strerror(-ret));
+		goto out;
+	}
 	/* NAME.json is written last: its presence marks a finished build. */
 	ret = 0;
-	b->reused = !b->force && !access(b->out, R_OK) && !access(meta, R_OK);
+	b->reused = !access(b->out, R_OK) && !access(meta, R_OK) &&
+		    (!b->force || (waited && built_from_inputs(meta)));
 	if (b->reused) {
 		/* Built before images recorded their checksum: record it now. */
 		if (image_record_sha256(b->out, meta, err, errlen))
 			log_warn("image %s: checksum not recorded: %s", b->name, err);
 		err[0] = 0;
-		goto out;
-	}
-	if ((ret = mkdir_p(dir, 0755))) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(-ret));
 		goto out;
 	}
 	t0 = mono_now_s();
@@ -109,6 +174,8 @@ int image_build(struct image_build *b, char *err, size_t errlen)
 		ret = image_record_sha256(b->out, meta, err, errlen);
 	}
 out:
+	if (lock >= 0)
+		close(lock); /* the lock goes with its descriptor */
 	free(meta);
 	free(dir);
 	return ret;
