@@ -286,6 +286,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	const struct sv_tenant *hit;
 	struct stat st;
 
+	q.templates = 3;
 	cr_assert_eq(sv_token_add(path, "alice", &q, tok, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(sv_token_add(path, "bob", &q, tok2, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(strlen(tok), SV_TOKEN_LEN);
@@ -300,6 +301,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	cr_assert_eq(sv_tokens_load(path, t, err, sizeof(err)), 0, "%s", err);
 	hit = sv_token_find(t, tok);
 	cr_assert(hit && !strcmp(hit->name, "alice"));
+	cr_assert_eq(hit->quota.templates, 3, "the template count through the file");
 	hit = sv_token_find(t, tok2);
 	cr_assert(hit && !strcmp(hit->name, "bob"));
 	tok[10] ^= 1;
@@ -328,6 +330,14 @@ Test(serve_token, the_file_is_parsed_strictly)
 	cr_assert_eq(t->t[0].quota.sandboxes, 2);
 	cr_assert_eq(t->t[0].quota.memory, 1048576);
 	cr_assert_eq(t->t[0].quota.cpus, SV_QUOTA_DEFAULT.cpus);
+	cr_assert_eq(t->t[0].quota.templates, 2, "no \"templates\": as many as its sandboxes");
+	snprintf(ok, sizeof(ok), "{\"tenants\":{\"a\":{\"sha256\":%s,\"sandboxes\":2,\"templates\":7}}}", h);
+	cr_assert_eq(sv_tokens_parse(ok, t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t->t[0].quota.templates, 7);
+	snprintf(bad, sizeof(bad), "{\"tenants\":{\"a\":{\"sha256\":%s,\"templates\":-1}}}", h);
+	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
+	snprintf(bad, sizeof(bad), "{\"tenants\":{\"a\":{\"sha256\":%s,\"templates\":\"9\"}}}", h);
+	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
 	snprintf(bad, sizeof(bad), "{\"tenants\":{\"A.b\":{\"sha256\":%s}}}", h);
 	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
 	cr_assert_eq(sv_tokens_parse("{\"tenants\":{\"a\":{\"sha256\":\"00\"}}}", t, err, sizeof(err)), -EINVAL);
@@ -360,18 +370,23 @@ Test(serve_rate, buckets_refill_at_the_rate_up_to_the_burst)
 
 Test(serve_quota, each_limit_refuses_and_says_which)
 {
-	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30 }, use = { 1, 2, 1ull << 30, 1ull << 30 };
+	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30, 2 }, use = { 1, 2, 1ull << 30, 1ull << 30, 0 };
 	char why[256];
 
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30 }, why, sizeof(why)), 0);
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30, 0 }, why, sizeof(why)), 0);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "sandboxes"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "vCPUs"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "memory"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "disk"));
+	/* Templates: their count, only when one is asked for. */
+	use.templates = 2;
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ .templates = 1 }, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "templates"), "%s", why);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, 1, 0 }, why, sizeof(why)), 0, "%s", why);
 }
 
 Test(serve_listen, loopback_is_told_apart)
@@ -420,6 +435,11 @@ Test(serve_args, options_and_token_subcommands)
 	cr_assert_eq(a.npos, 3);
 	cr_assert_eq(a.q.sandboxes, 3);
 	cr_assert_eq(a.q.memory, 4ull << 30);
+	cr_assert_eq(a.q.templates, 3, "no --templates: as many as --sandboxes");
+	cr_assert_eq(SERVE(&a, "token", "add", "alice", "--templates", "9"), 0);
+	cr_assert_eq(a.q.templates, 9);
+	cr_assert_eq(a.q.sandboxes, SV_QUOTA_DEFAULT.sandboxes);
+	cr_assert_eq(SERVE(&a, "token", "add", "alice", "--templates", "-1"), -1);
 	cr_assert_eq(SERVE(&a, "token", "ls"), 0);
 	cr_assert_eq(SERVE(&a, "token", "rm"), -1);
 	cr_assert_eq(SERVE(&a, "token", "ls", "x"), -1);
