@@ -280,6 +280,14 @@ def phase_main():
     expect("get", (200, "running"), (st, j["status"]))
     expect("list", ["w1"], [s["name"] for s in call("GET", "/v1/sandboxes")[1]["sandboxes"]])
     expect_error("create: same name again", 409, call("POST", "/v1/sandboxes", body={"name": "w1"}))
+    # vCPUs and memory over the tenant's quota (8 and 8 GiB; w1 holds 1 and 256 MiB): 429 naming
+    # the limit, refused before anything boots.
+    for body, word in [({"name": "w9", "cpus": 8}, "vCPUs"), ({"name": "w9", "memory": "8G"}, "memory")]:
+        st, j = call("POST", "/v1/sandboxes", body=body)
+        expect_error(f"create over the {word} quota", 429, (st, j))
+        if "quota" not in j["error"] or word not in j["error"]:
+            fail(f"{word} quota refusal does not say so: " + j["error"])
+    expect("quota refusals made nothing", ["w1"], [s["name"] for s in call("GET", "/v1/sandboxes")[1]["sandboxes"]])
 
     # exec: argv form, both streams, the exit code last; the create's env.
     st, lines = exec_lines("w1", {"cmd": ["sh", "-c", "echo out; echo err >&2; echo $GREETING; exit 3"]})
