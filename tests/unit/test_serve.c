@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,26 @@ Test(serve_rate, buckets_refill_at_the_rate_up_to_the_burst)
 	cr_assert(sv_rate_take(b, 1, 3, 100000) && sv_rate_take(b, 1, 3, 100000) && sv_rate_take(b, 1, 3, 100000));
 	cr_assert_not(sv_rate_take(b, 1, 3, 100000), "the burst caps the refill");
 	free(r);
+}
+
+Test(serve_rate, exec_streams_are_capped_per_tenant)
+{
+	struct sv_server *s = calloc(1, sizeof(*s));
+
+	cr_assert_not_null(s);
+	pthread_mutex_init(&s->lock, NULL);
+	s->o = SV_OPTS_DEFAULT;
+	s->o.max_streams = 2;
+	cr_assert(sv_stream_take(s, "a") && sv_stream_take(s, "a"));
+	cr_assert_not(sv_stream_take(s, "a"), "a third stream past --max-streams 2");
+	cr_assert(sv_stream_take(s, "b"), "another tenant's streams are its own");
+	sv_stream_give(s, "a");
+	cr_assert(sv_stream_take(s, "a"), "a stream given back is free again");
+	for (int i = 0; i < 4; i++)
+		sv_stream_give(s, "a");	/* more than taken: never below none */
+	cr_assert(sv_stream_take(s, "a") && sv_stream_take(s, "a"));
+	cr_assert_not(sv_stream_take(s, "a"), "extra gives made room past the cap");
+	free(s);
 }
 
 Test(serve_quota, each_limit_refuses_and_says_which)
