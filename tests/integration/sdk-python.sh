@@ -1,7 +1,8 @@
 #!/bin/sh
 # The Python SDK (sdk/python) against real sandboxes, through pytest
 # (sdk/python/tests/): create, streamed runs and exit codes, stdin, timeouts,
-# files and trees, checkpoint/rollback, fork, allow/deny against a test host
+# files and trees, checkpoint/rollback, fork, snapshot/restore (remote: refused,
+# a host directory), allow/deny against a test host
 # in a network namespace (net.lib), diff/promote, the context manager.
 # Twice: in local mode, then in remote mode (MVM_TEST_REMOTE=1: the same
 # tests through a real `mvm serve` on a loopback port that conftest.py
@@ -25,7 +26,7 @@ fi
 case $MVM in /*) ;; *) MVM="$(pwd)/$MVM" ;; esac
 export MVM_BIN="$MVM"
 # Remote mode's sandboxes are TENANT.NAME on the host (conftest.py: pytest).
-SANDBOXES="py-main py-child pytest.py-main pytest.py-child"
+SANDBOXES="py-main py-child py-restored pytest.py-main pytest.py-child"
 
 "$MVM" serve --help >/dev/null 2>&1 || fail "$MVM has no 'serve' verb: the remote half cannot run"
 

@@ -2,7 +2,8 @@
 # `mvm serve` (issue 28) through real HTTP clients, curl and Python's
 # http.client (serve_client.py): every verb; tenant B cannot see, exec in,
 # read, write, stop or remove tenant A's sandbox; a missing or wrong token
-# gets 401 and changes nothing; the quota refuses; malformed requests get a
+# gets 401 and changes nothing; the quota refuses (a template too, by the
+# bytes it may hold, before it is made); malformed requests get a
 # JSON 4xx; slow connections do not starve a normal client; a kill -9 of
 # the server mid-stream cuts the stream with an error and loses no sandbox.
 . tests/integration/lib.sh
@@ -19,7 +20,7 @@ expect_match "token form" '^mvm_[0-9a-f]{64}$' "$A"
 expect_eq "tokens file mode" 600 "$(stat -c %a "$TOK")"
 grep -q "$A" "$TOK" && fail "the token itself is in the tokens file"
 run_mvm serve token ls --tokens "$TOK"
-expect_match "token ls" '^alice	sandboxes=2 ' "$(cat "$T/out")"
+expect_match "token ls" '^alice	sandboxes=2 .* templates=2$' "$(cat "$T/out")"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 SERVE_PID=""
@@ -52,7 +53,7 @@ code=$(curl -s -o "$T/body" -w '%{http_code}' -H "Authorization: Bearer ${A}x" "
 expect_eq "curl: wrong token" 401 "$code"
 [ -z "$(ls "$MVM_STATE_DIR" 2>/dev/null)" ] || fail "a refused request left state: $(ls "$MVM_STATE_DIR")"
 
-python3 tests/integration/serve_client.py "$PORT" "$A" "$B" main || fail "http.client checks (main)"
+SERVE_TOKENS="$TOK" python3 tests/integration/serve_client.py "$PORT" "$A" "$B" main || fail "http.client checks (main)"
 
 # curl: exec streamed as NDJSON lines (no buffering: -N), files in and out.
 curl -sSN -H "Authorization: Bearer $A" -d '{"cmd":["sh","-c","echo one; echo two"]}' \

@@ -8,6 +8,8 @@ client sees the stream end without its exit line (an error, not a hang).
 PHASE after: after the restart the sandbox is still there, running, and
 answers; then it is deleted.
 PHASE slow: slow connections from 127.0.0.2 do not starve a client on 127.0.0.1.
+$SERVE_TOKENS: the tokens file (main edits alice's disk quota, as an operator
+would, and puts it back).
 """
 import http.client
 import io
@@ -202,8 +204,52 @@ def phase_templates():
     expect("create from her template", (201, "running"), (st, j.get("status", j)))
     expect("the template's files", "print('a')\n", "".join(l.get("data", "") for l in exec_lines("w2", {"command": "cat /tmp/proj/src/a.py"})[1] if l["type"] == "stdout"))
     expect("delete w2", 200, call("DELETE", "/v1/sandboxes/w2")[0])
+    template_disk_quota()
     expect("template removed", 200, call("DELETE", "/v1/templates/t1")[0])
     expect_error("template gone", 404, call("POST", "/v1/sandboxes", body={"name": "w2", "template": "t1"}))
+
+
+def set_alice_disk(disk):
+    """Rewrite alice's disk quota in the tokens file (0600, replaced whole): the server rereads it."""
+    path = os.environ["SERVE_TOKENS"]
+    with open(path) as f:
+        tokens = json.load(f)
+    tokens["tenants"]["alice"]["disk"] = disk
+    tmp = path + ".new"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(tokens, f)
+    os.replace(tmp, path)
+
+
+def template_store():
+    d = os.environ.get("MVM_TEMPLATE_DIR")
+    if d:
+        return d
+    data = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    return os.path.join(data, "mvm", "templates")
+
+
+def template_disk_quota():
+    """Her templates' bytes are in her disk; one that cannot fit is refused before it is made."""
+    st, j = call("GET", "/v1/capacity")
+    used, quota = j["tenant"]["used"], j["tenant"]["quota"]
+    expect("capacity: templates held", 1, used["templates"])
+    sandbox_disk = call("GET", "/v1/sandboxes/w1")[1]["disk"]
+    if used["disk"] <= sandbox_disk:
+        fail(f"the template's bytes are not in the disk used: {used['disk']} for a {sandbox_disk} byte sandbox")
+    # Room for 512 MiB more: a template of w1 may hold its memory and whole disk (more than that).
+    set_alice_disk(used["disk"] + (512 << 20))
+    st, j = call("POST", "/v1/sandboxes/w1/template", body={"name": "t2"})
+    expect_error("template past the disk quota", 429, (st, j))
+    if "quota" not in j["error"] or "disk" not in j["error"]:
+        fail("template disk refusal does not say so: " + j["error"])
+    store = template_store()
+    left = [n for n in os.listdir(store) if "alice.t2" in n] if os.path.isdir(store) else []
+    expect("the refused template left nothing in the store", [], left)
+    expect_error("the refused template does not exist", 404, call("POST", "/v1/sandboxes", body={"name": "w3", "template": "t2"}))
+    set_alice_disk(quota["disk"])
+    expect("the quota back", quota["disk"], call("GET", "/v1/capacity")[1]["tenant"]["quota"]["disk"])
 
 
 def phase_main():
@@ -234,6 +280,14 @@ def phase_main():
     expect("get", (200, "running"), (st, j["status"]))
     expect("list", ["w1"], [s["name"] for s in call("GET", "/v1/sandboxes")[1]["sandboxes"]])
     expect_error("create: same name again", 409, call("POST", "/v1/sandboxes", body={"name": "w1"}))
+    # vCPUs and memory over the tenant's quota (8 and 8 GiB; w1 holds 1 and 256 MiB): 429 naming
+    # the limit, refused before anything boots.
+    for body, word in [({"name": "w9", "cpus": 8}, "vCPUs"), ({"name": "w9", "memory": "8G"}, "memory")]:
+        st, j = call("POST", "/v1/sandboxes", body=body)
+        expect_error(f"create over the {word} quota", 429, (st, j))
+        if "quota" not in j["error"] or word not in j["error"]:
+            fail(f"{word} quota refusal does not say so: " + j["error"])
+    expect("quota refusals made nothing", ["w1"], [s["name"] for s in call("GET", "/v1/sandboxes")[1]["sandboxes"]])
 
     # exec: argv form, both streams, the exit code last; the create's env.
     st, lines = exec_lines("w1", {"cmd": ["sh", "-c", "echo out; echo err >&2; echo $GREETING; exit 3"]})

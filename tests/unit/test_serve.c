@@ -3,6 +3,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +287,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	const struct sv_tenant *hit;
 	struct stat st;
 
+	q.templates = 3;
 	cr_assert_eq(sv_token_add(path, "alice", &q, tok, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(sv_token_add(path, "bob", &q, tok2, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(strlen(tok), SV_TOKEN_LEN);
@@ -300,6 +302,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	cr_assert_eq(sv_tokens_load(path, t, err, sizeof(err)), 0, "%s", err);
 	hit = sv_token_find(t, tok);
 	cr_assert(hit && !strcmp(hit->name, "alice"));
+	cr_assert_eq(hit->quota.templates, 3, "the template count through the file");
 	hit = sv_token_find(t, tok2);
 	cr_assert(hit && !strcmp(hit->name, "bob"));
 	tok[10] ^= 1;
@@ -328,6 +331,14 @@ Test(serve_token, the_file_is_parsed_strictly)
 	cr_assert_eq(t->t[0].quota.sandboxes, 2);
 	cr_assert_eq(t->t[0].quota.memory, 1048576);
 	cr_assert_eq(t->t[0].quota.cpus, SV_QUOTA_DEFAULT.cpus);
+	cr_assert_eq(t->t[0].quota.templates, 2, "no \"templates\": as many as its sandboxes");
+	snprintf(ok, sizeof(ok), "{\"tenants\":{\"a\":{\"sha256\":%s,\"sandboxes\":2,\"templates\":7}}}", h);
+	cr_assert_eq(sv_tokens_parse(ok, t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t->t[0].quota.templates, 7);
+	snprintf(bad, sizeof(bad), "{\"tenants\":{\"a\":{\"sha256\":%s,\"templates\":-1}}}", h);
+	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
+	snprintf(bad, sizeof(bad), "{\"tenants\":{\"a\":{\"sha256\":%s,\"templates\":\"9\"}}}", h);
+	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
 	snprintf(bad, sizeof(bad), "{\"tenants\":{\"A.b\":{\"sha256\":%s}}}", h);
 	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
 	cr_assert_eq(sv_tokens_parse("{\"tenants\":{\"a\":{\"sha256\":\"00\"}}}", t, err, sizeof(err)), -EINVAL);
@@ -358,20 +369,45 @@ Test(serve_rate, buckets_refill_at_the_rate_up_to_the_burst)
 	free(r);
 }
 
+Test(serve_rate, exec_streams_are_capped_per_tenant)
+{
+	struct sv_server *s = calloc(1, sizeof(*s));
+
+	cr_assert_not_null(s);
+	pthread_mutex_init(&s->lock, NULL);
+	s->o = SV_OPTS_DEFAULT;
+	s->o.max_streams = 2;
+	cr_assert(sv_stream_take(s, "a") && sv_stream_take(s, "a"));
+	cr_assert_not(sv_stream_take(s, "a"), "a third stream past --max-streams 2");
+	cr_assert(sv_stream_take(s, "b"), "another tenant's streams are its own");
+	sv_stream_give(s, "a");
+	cr_assert(sv_stream_take(s, "a"), "a stream given back is free again");
+	for (int i = 0; i < 4; i++)
+		sv_stream_give(s, "a");	/* more than taken: never below none */
+	cr_assert(sv_stream_take(s, "a") && sv_stream_take(s, "a"));
+	cr_assert_not(sv_stream_take(s, "a"), "extra gives made room past the cap");
+	free(s);
+}
+
 Test(serve_quota, each_limit_refuses_and_says_which)
 {
-	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30 }, use = { 1, 2, 1ull << 30, 1ull << 30 };
+	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30, 2 }, use = { 1, 2, 1ull << 30, 1ull << 30, 0 };
 	char why[256];
 
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30 }, why, sizeof(why)), 0);
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30, 0 }, why, sizeof(why)), 0);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "sandboxes"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "vCPUs"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "memory"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "disk"));
+	/* Templates: their count, only when one is asked for. */
+	use.templates = 2;
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ .templates = 1 }, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "templates"), "%s", why);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, 1, 0 }, why, sizeof(why)), 0, "%s", why);
 }
 
 Test(serve_listen, loopback_is_told_apart)
@@ -420,6 +456,11 @@ Test(serve_args, options_and_token_subcommands)
 	cr_assert_eq(a.npos, 3);
 	cr_assert_eq(a.q.sandboxes, 3);
 	cr_assert_eq(a.q.memory, 4ull << 30);
+	cr_assert_eq(a.q.templates, 3, "no --templates: as many as --sandboxes");
+	cr_assert_eq(SERVE(&a, "token", "add", "alice", "--templates", "9"), 0);
+	cr_assert_eq(a.q.templates, 9);
+	cr_assert_eq(a.q.sandboxes, SV_QUOTA_DEFAULT.sandboxes);
+	cr_assert_eq(SERVE(&a, "token", "add", "alice", "--templates", "-1"), -1);
 	cr_assert_eq(SERVE(&a, "token", "ls"), 0);
 	cr_assert_eq(SERVE(&a, "token", "rm"), -1);
 	cr_assert_eq(SERVE(&a, "token", "ls", "x"), -1);

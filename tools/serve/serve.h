@@ -38,11 +38,10 @@ struct sv_opts {
 	.max_per_ip = 32, .idle_timeout_s = 30, .rate = 20, .burst = 40, .max_streams = 8, \
 	.max_file = 64ull << 20 })
 
-struct sv_pending {			/* a create in progress, counted against the quota */
+struct sv_pending {			/* a create or template in progress, counted against the quota */
 	char tenant[SV_TENANT_MAX + 1];
-	char host[SV_NAME_MAX + SV_TENANT_MAX + 2];	/* its name: no second create of it meanwhile */
-	int cpus;
-	uint64_t memory, disk;
+	char host[SV_NAME_MAX + SV_TENANT_MAX + 2];	/* its name: no second create of it meanwhile ("": a template) */
+	struct sv_quota add;		/* what it will hold */
 	bool used;
 };
 

@@ -220,7 +220,7 @@ static int recheck(struct sv_call *c, struct sv_out *o)
 
 static void create_run(struct sv_call *c, struct sv_out *o, const struct sv_create *cr, const char *image)
 {
-	struct sv_quota add = { 1, cr->cpus ? cr->cpus : 1, cr->memory ? cr->memory : 512ull << 20, 1ull << 30 };
+	struct sv_quota add = { 1, cr->cpus ? cr->cpus : 1, cr->memory ? cr->memory : 512ull << 20, 1ull << 30, 0 };
 	struct argv_b *a = calloc(1, sizeof(*a));
 	char why[256], *err = malloc(ERR_CAP);
 	int slot, st, efd = -1;
@@ -324,7 +324,7 @@ void sv_op_fork(struct sv_call *c, struct sv_out *o)
 {
 	char name[SV_NAME_MAX + 1], host[sizeof(c->host)], why[256], *err = NULL;
 	char *argv[] = { "mvm", "fork", c->host, host, NULL };
-	struct sv_quota add = { 1, 1, 0, 0 };
+	struct sv_quota add = { 1, 1, 0, 0, 0 };
 	struct sb_config cfg;
 	int st = sv_fork_parse(c->body, c->len, name, sizeof(name), why, sizeof(why)), slot;
 
@@ -340,7 +340,7 @@ void sv_op_fork(struct sv_call *c, struct sv_out *o)
 		sv_reply_error(o, 400, "name too long");
 		return;
 	}
-	add = (struct sv_quota){ 1, cfg.cpus, cfg.mem, cfg.disk_size };
+	add = (struct sv_quota){ 1, cfg.cpus, cfg.mem, cfg.disk_size, 0 };
 	sb_config_free(&cfg);
 	slot = sv_quota_reserve(c->s, c->tenant.name, host, &c->tenant.quota, &add, why, sizeof(why));
 	if (slot < 0) {

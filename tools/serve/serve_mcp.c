@@ -37,7 +37,7 @@ static void refuse(struct sv_out *o, int status, const char *msg)
 static int reserve(void *ctx, const char *host, int cpus, uint64_t memory, char *err, size_t cap)
 {
 	struct sv_call *c = ctx;
-	struct sv_quota add = { 1, cpus, memory, 1ull << 30 };
+	struct sv_quota add = { 1, cpus, memory, 1ull << 30, 0 };
 	char why[256];
 	int slot = sv_quota_reserve(c->s, c->tenant.name, host, &c->tenant.quota, &add, why, sizeof(why));
 

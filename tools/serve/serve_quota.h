@@ -1,31 +1,56 @@
 /*
- * A tenant's quotas in `mvm serve`: sandboxes at once, vCPUs, memory and
- * disk summed over its sandboxes (their config.json) and the creates in
- * flight. The check is pure (unit-tested); the sums read the state dirs.
+ * A tenant's quotas in `mvm serve`: sandboxes at once, vCPUs, memory,
+ * templates held, and disk: each sandbox's disk size (its config.json)
+ * plus the bytes its templates hold (serve_tpl_scope.h), with the creates
+ * and templates in flight. One implementation for the HTTP API and the
+ * MCP transport (/v1/mcp's sandbox_create goes through the same reserve).
+ * The check is pure (unit-tested); the sums read the state dirs and the
+ * template store.
  */
 #ifndef MVM_SERVE_QUOTA_H
 #define MVM_SERVE_QUOTA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tools/serve/serve_token.h"
 
-/* What @use plus @add would be: 0 within @q, else -1 with the limit passed named in @why. */
+/*
+ * What @use plus @add would be: 0 within @q, else -1 with the limit passed
+ * named in @why. The template count is checked only when @add has one (a
+ * sandbox beside more templates than an operator's lowered count is not
+ * refused for them; their bytes count in the disk, checked always).
+ */
 int sv_quota_check(const struct sv_quota *q, const struct sv_quota *use, const struct sv_quota *add,
 		   char *why, size_t cap);
 
-/* The sums over @tenant's sandboxes on this host. 0 or -errno. */
+/* The sums over @tenant's sandboxes and templates on this host. 0 or -errno. */
 int sv_quota_usage(const char *tenant, struct sv_quota *use);
+
+/*
+ * The most a template of a sandbox with @mem bytes of memory and a @disk
+ * byte disk can hold before it is made: its memory image and every byte of
+ * its disk (saturating). Pure.
+ */
+uint64_t sv_quota_tpl_bound(uint64_t mem, uint64_t disk);
 
 struct sv_server;
 /*
- * Reserve @add for @tenant against its quota @q (existing sandboxes plus
- * creates in flight), under the server's lock. A slot index >= 0, or -1
- * with @why (quota), -2 (too many creates in flight) or -3 (@host is
+ * Reserve @add for @tenant against its quota @q (existing sandboxes and
+ * templates plus what is in flight), under the server's lock. @host: the
+ * sandbox to be made (no second create of it meanwhile), or NULL for a
+ * template (@add->templates 1, its bound in @add->disk). A slot index
+ * >= 0, or -1 with @why (quota), -2 (too many in flight) or -3 (@host is
  * being created by another request, or exists).
  */
 int sv_quota_reserve(struct sv_server *s, const char *tenant, const char *host, const struct sv_quota *q,
 		     const struct sv_quota *add, char *why, size_t cap);
 void sv_quota_release(struct sv_server *s, int slot);
+
+/*
+ * After a template was made: @tenant's disk as it now is (the template
+ * measured) within @q's disk. 0, or -1 with @why (the caller removes it).
+ */
+int sv_quota_disk_recheck(const char *tenant, const struct sv_quota *q, char *why, size_t cap);
 
 #endif

@@ -2,10 +2,13 @@
  * A tenant's templates (docs/api.md, "Templates"): POST
  * /v1/sandboxes/NAME/template {"name": T} runs `mvm template create
  * TENANT.T --from TENANT.NAME` (the source pauses briefly and runs on);
- * DELETE /v1/templates/T removes one of its own. At most as many templates
- * per tenant as its sandbox quota (each holds a memory image and disk
- * layers on the server); templates are made one at a time per server, so
- * two requests cannot both pass the count.
+ * DELETE /v1/templates/T removes one of its own. Each holds a memory image
+ * and disk layers on the server, so the tenant's quota counts them
+ * (serve_quota.h): how many it holds, and their bytes in its disk. Before
+ * one is made, the most it can hold (the source's memory and whole disk)
+ * is reserved against the quota beside the creates in flight; after, it is
+ * measured, and removed if it took the tenant past its disk after all.
+ * Templates are made one at a time per server.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,16 +20,20 @@
 #include "snapshots/template.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/serve/serve.h"
+#include "tools/serve/serve_quota.h"
 #include "tools/serve/serve_tpl_scope.h"
 
 #define ERR_CAP 4096
 
 static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
 
-/* The checks before a template is made: 0, or -1 with @o set. */
+/* The checks before a template is made, and its reservation: a quota slot, or -1 with @o set. */
 static int make_pre(struct sv_call *c, struct sv_out *o, const char *store, const char *name)
 {
-	int have;
+	struct sv_quota add = { .templates = 1 };
+	struct sb_config cfg;
+	char why[256];
+	int slot;
 
 	if (!tpl_name_ok(store)) {
 		sv_reply_error(o, 400, "template name too long");
@@ -40,19 +47,41 @@ static int make_pre(struct sv_call *c, struct sv_out *o, const char *store, cons
 		sv_reply_error(o, 409, "template %s exists", name);
 		return -1;
 	}
-	have = sv_tpl_count(c->tenant.name);
-	if (have >= c->tenant.quota.sandboxes) {
-		sv_reply_error(o, 429, "template quota: %d templates of %d (DELETE /v1/templates/NAME frees one)",
-			       have, c->tenant.quota.sandboxes);
+	if (sb_config_load(c->host, &cfg)) {
+		sv_reply_error(o, 500, "cannot read the configuration of %s", c->r.name);
 		return -1;
 	}
-	return 0;
+	add.disk = sv_quota_tpl_bound(cfg.mem, cfg.disk_size);
+	sb_config_free(&cfg);
+	slot = sv_quota_reserve(c->s, c->tenant.name, NULL, &c->tenant.quota, &add, why, sizeof(why));
+	if (slot < 0)
+		sv_reply_error(o, slot == -1 ? 429 : 503, "template %s: %s", name, why);
+	return slot < 0 ? -1 : slot;
+}
+
+/* Make @store from the sandbox within the reservation @slot; measured after. @o set on failure. */
+static void make_run(struct sv_call *c, struct sv_out *o, char *store, int slot, char *err)
+{
+	char why[256];
+	int st = sv_run_mvm((char *const[]){ "mvm", "template", "create", store, "--from", c->host, NULL }, -1,
+			    err, ERR_CAP);
+
+	sv_quota_release(c->s, slot);
+	if (st) {
+		sv_reply_error(o, st == 2 ? 400 : 500, "template: %s", st < 0 ? strerror(-st) : sv_child_reason(err));
+		return;
+	}
+	if (!sv_quota_disk_recheck(c->tenant.name, &c->tenant.quota, why, sizeof(why)))
+		return;
+	/* Larger than its bound (layers it shares with others, say): never held over the quota. */
+	sv_run_mvm((char *const[]){ "mvm", "template", "rm", store, NULL }, -1, err, ERR_CAP);
+	sv_reply_error(o, 429, "%s (the template was removed)", why);
 }
 
 void sv_op_template_make(struct sv_call *c, struct sv_out *o)
 {
 	char name[SV_NAME_MAX + 1], store[SV_TENANT_MAX + SV_NAME_MAX + 2], msg[256], *err = malloc(ERR_CAP);
-	int st = sv_fork_parse(c->body, c->len, name, sizeof(name), msg, sizeof(msg));
+	int st = sv_fork_parse(c->body, c->len, name, sizeof(name), msg, sizeof(msg)), slot;
 	cJSON *j;
 
 	if (!err || st) {
@@ -62,12 +91,8 @@ void sv_op_template_make(struct sv_call *c, struct sv_out *o)
 	}
 	snprintf(store, sizeof(store), "%s.%s", c->tenant.name, name);
 	pthread_mutex_lock(&one_at_a_time);
-	if (!make_pre(c, o, store, name)) {
-		st = sv_run_mvm((char *const[]){ "mvm", "template", "create", store, "--from", c->host, NULL }, -1,
-				err, ERR_CAP);
-		if (st)
-			sv_reply_error(o, st == 2 ? 400 : 500, "template: %s", st < 0 ? strerror(-st) : sv_child_reason(err));
-	}
+	if ((slot = make_pre(c, o, store, name)) >= 0)
+		make_run(c, o, store, slot, err);
 	pthread_mutex_unlock(&one_at_a_time);
 	if (!o->status) {
 		j = cJSON_CreateObject();

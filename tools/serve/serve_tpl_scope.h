@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tools/sandbox/operator_policy.h"
 
@@ -29,7 +30,12 @@ bool sv_tpl_visible(const char *tenant, const char *store, char *shown, size_t c
 /* @store is @tenant's own (its owner is tenant:@tenant). */
 bool sv_tpl_owned(const char *tenant, const char *store);
 
-/* How many templates @tenant owns. */
-int sv_tpl_count(const char *tenant);
+/*
+ * What @tenant's templates hold: how many in @count, and in @bytes the
+ * host disk their files take (allocated blocks, so a sparse memory image
+ * counts what it uses; a file linked into two of them counts once). 0, or
+ * -errno when the store cannot be listed (@count and @bytes then 0).
+ */
+int sv_tpl_usage(const char *tenant, int *count, uint64_t *bytes);
 
 #endif

@@ -250,12 +250,13 @@ def test_create_body_follows_sandbox_create(fake):
 def test_what_serve_lacks_is_refused_by_name_before_any_request(fake, tmp_path):
     f = fake(lambda req, c: answer(c, 200, sandbox_row()))
     for call, word in [(lambda: Sandbox.create(name="x", timeout=60), "timeout"),
-                       (lambda: Sandbox.create(name="x", net="open"), "open")]:
+                       (lambda: Sandbox.create(name="x", net="open"), "open"),
+                       (lambda: Sandbox.restore(str(tmp_path / "s"), "x"), "restore.*host directory.*host path")]:
         with pytest.raises(NotSupportedError, match=word):
             call()
     assert f.requests == []
     sb = Sandbox.connect("w1")
-    for call, word in [(lambda: sb.snapshot(str(tmp_path / "s")), "snapshot"),
+    for call, word in [(lambda: sb.snapshot(str(tmp_path / "s")), "snapshot.*host directory.*host path"),
                        (lambda: sb.set_timeout(5), "set_timeout"),
                        (lambda: sb.network.check("a:1/tcp"), "check"),
                        (lambda: sb.commands.run("cat", stdin=b"x" * (64 * 1024 + 1)), "stdin"),
@@ -264,6 +265,7 @@ def test_what_serve_lacks_is_refused_by_name_before_any_request(fake, tmp_path):
             call()
     assert isinstance(NotSupportedError("x"), NotImplementedError)
     assert len(f.requests) == 1     # connect's GET only
+    assert not (tmp_path / "s").exists(), "a refused snapshot/restore touched the local directory"
 
 
 def test_stdin_goes_whole_in_the_request_and_send_stdin_is_refused(fake):

@@ -162,6 +162,32 @@ def test_fork_diverges(sb):
     assert not any(i.name == "py-child" for i in Sandbox.list())
 
 
+def test_snapshot_and_restore(sb, tmp_path):
+    """Local: a snapshot directory, and a new sandbox running from it. Remote:
+    both name a directory on the server's host, which a remote caller never
+    does: refused by name, nothing made, the sandbox untouched."""
+    snap = tmp_path / "snap"
+    sb.files.write("/tmp/snap.txt", "snapped\n")
+    if REMOTE:
+        with pytest.raises(NotSupportedError, match="snapshot.*host path"):
+            sb.snapshot(str(snap))
+        with pytest.raises(NotSupportedError, match="restore.*host path"):
+            Sandbox.restore(str(snap), "py-restored")
+        assert not snap.exists()
+        assert not any(i.name == "py-restored" for i in Sandbox.list())
+        assert sb.files.read("/tmp/snap.txt") == "snapped\n"
+        return
+    sb.snapshot(str(snap))
+    r = Sandbox.restore(str(snap), "py-restored")
+    try:
+        assert r.files.read("/tmp/snap.txt") == "snapped\n"
+        r.files.write("/tmp/snap.txt", "restored\n")
+        assert sb.files.read("/tmp/snap.txt") == "snapped\n"
+    finally:
+        r.kill()
+    assert not any(i.name == "py-restored" for i in Sandbox.list())
+
+
 def test_diff_and_promote_produce_the_bundle(sb, tmp_path):
     # Remotely: the baseline is serve's workspace (create(copy=...)), the
     # patch GET .../diff, the bundle POST .../promote's tar, unpacked into out.
