@@ -18,7 +18,9 @@ libfdt-dev device-tree-compiler gcc-aarch64-linux-gnu libc6-dev-arm64-cross"
 [ "${1:-}" != cluster ] || PKGS="$PKGS slurm-wlm munge"
 # openssl: the Python SDK's TLS test makes itself a certificate (test_remote_unit.py).
 # git: tests/integration/image-dev.sh makes the repository the dev guest clones.
-PKGS="$PKGS openssl git"
+# gpg, gpg-agent: tests/integration/image-apt.sh signs the apt repository it
+# serves (dpkg-dev, above, builds and indexes its packages).
+PKGS="$PKGS openssl git gpg gpg-agent"
 # `tools/deps.sh arm64` (make test-arm64, make arm64-box; not make test, so a
 # user's dpkg gains no foreign architecture unasked): the arm64 unit tests run
 # under qemu-aarch64 (qemu-user) and link libfdt for aarch64 from Debian

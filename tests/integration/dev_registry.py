@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Builds the package registries tests/integration/image-dev.sh serves.
+"""Builds the package registries tests/integration/image-dev.sh and
+image-apt.sh serve.
 
 Usage: dev_registry.py ROOT BASE_URL
+       dev_registry.py --apt KEYRING ROOT
 
 Writes under ROOT, for a plain static HTTP server (python3 -m http.server):
   simple/mvm-devtest/index.html   a PEP 503 simple index page
@@ -9,8 +11,14 @@ Writes under ROOT, for a plain static HTTP server (python3 -m http.server):
   npm/mvm-devtest                 an npm registry document (packument)
   tarballs/mvm-devtest-1.0.0.tgz  the npm package it points at
 The npm package's postinstall script tries a host no rule allows and records
-what happened in /tmp/mvm-devtest-postinstall.txt. Nothing names any host
-but BASE_URL's and the test net's documentation-range address.
+what happened in /tmp/mvm-devtest-postinstall.txt.
+
+With --apt, instead (dev_apt.py): a signed flat apt repository in ROOT/apt,
+and its signing key's public part in KEYRING (outside ROOT: the guest gets
+the key from the operator, not from the server it is meant to check).
+
+Nothing names any host but BASE_URL's and the test net's
+documentation-range address. Prints the content the packages carry.
 """
 import base64
 import hashlib
@@ -117,8 +125,13 @@ def npm(root, base):
 
 
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--apt":
+        import dev_apt
+        dev_apt.repository(os.path.join(sys.argv[3], "apt"), sys.argv[2], MAGIC)
+        print(MAGIC)
+        return
     if len(sys.argv) != 3:
-        sys.exit("usage: dev_registry.py ROOT BASE_URL")
+        sys.exit("usage: dev_registry.py ROOT BASE_URL | dev_registry.py --apt KEYRING ROOT")
     root, base = sys.argv[1], sys.argv[2].rstrip("/")
     wheel(root)
     npm(root, base)

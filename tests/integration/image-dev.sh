@@ -37,18 +37,7 @@ git clone -q --bare "$T/src" "$reg/git/demo.git"
 git -C "$reg/git/demo.git" update-server-info
 echo "$magic" > "$reg/hello.txt"
 
-# One server per host, each with its own request log.
-for h in allowed:203.0.113.10 blocked:203.0.113.20; do
-	bg ip netns exec "$NS" python3 -u -m http.server 8090 --bind "${h#*:}" \
-		--directory "$reg" >/dev/null 2>"$T/${h%%:*}.log"
-done
-i=0
-until busybox wget -q -O /dev/null http://203.0.113.10:8090/hello.txt 2>/dev/null &&
-	busybox wget -q -O /dev/null http://203.0.113.20:8090/hello.txt 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "the registry servers did not come up"
-	sleep 0.2
-done
+serve_registry "$reg"
 blocked_seen=$(wc -l < "$T/blocked.log")
 
 # ---- the sandbox ----
