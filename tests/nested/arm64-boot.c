@@ -4,7 +4,7 @@
  *
  *   arm64-boot KERNEL-IMAGE INITRD 'COMMAND LINE'
  *
- * Makes the VM (256 MiB, one vCPU, the vGIC), loads the Image, the initrd
+ * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC), loads the Image, the initrd
  * and the device tree, runs the exit loop, and prints the guest's UART
  * output line by line as "arm64-guest: ...". A hang guard ends the run:
  * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
@@ -26,6 +26,7 @@
 #define MAX_EXITS 50000000ULL
 
 static char err[512];
+static struct arm64_vm vm;
 static char line[512];
 static size_t line_len;
 
@@ -79,7 +80,8 @@ out:
 
 static void on_alarm(int sig)
 {
-	(void)sig;	/* only there to make KVM_RUN return EINTR */
+	(void)sig;
+	arm64_vm_interrupt(&vm);	/* and the signal itself ends a KVM_RUN */
 }
 
 int main(int argc, char **argv)
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
 				       "crash", "exit limit", "hang guard (timeout)" };
 	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
 	const char *t = getenv("MVM_ARM64_BOOT_TIMEOUT");
+	const char *n = getenv("MVM_ARM64_BOOT_CPUS");
 	struct arm64_run_stats st;
-	struct arm64_vm vm;
 	uint8_t *kernel, *initrd;
 	size_t klen = 0, ilen = 0;
 	int ret;
@@ -105,14 +107,14 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		return 1;
 	}
-	if (arm64_vm_create(&vm, RAM_SIZE, out, NULL, err, sizeof(err)) ||
+	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err)) ||
 	    arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
 		printf("arm64-boot: FAIL %s\n", err);
 		return 1;
 	}
-	printf("arm64-boot: VM with %llu MiB, vGICv%d, MPIDR 0x%llx; Image %zu bytes at 0x%llx,"
+	printf("arm64-boot: VM with %llu MiB, %d vCPUs, vGICv%d; Image %zu bytes at 0x%llx,"
 	       " initrd %zu bytes at 0x%llx, device tree at 0x%llx\n",
-	       RAM_SIZE >> 20, (int)vm.gic.version, (unsigned long long)vm.mpidr, klen,
+	       RAM_SIZE >> 20, vm.ncpus, (int)vm.gic.version, klen,
 	       (unsigned long long)vm.place.kernel, ilen, (unsigned long long)vm.place.initrd,
 	       (unsigned long long)vm.place.fdt);
 	fflush(stdout);
@@ -122,7 +124,7 @@ int main(int argc, char **argv)
 	alarm(0);
 	if (line_len)
 		flush_line();
-	if (ret < 0)
+	if (ret < 0 || ret > ARM64_STOP_SIGNAL)
 		printf("arm64-boot: FAIL %s\n", err);
 	else
 		printf("arm64-boot: stopped: %s\n", stops[ret]);

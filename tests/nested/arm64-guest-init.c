@@ -1,11 +1,13 @@
 /*
  * /init of the arm64 box's inner guest (tests/nested/arm64-boot.c boots
  * it): static for aarch64, no libc beyond glibc's static one. It says one
- * line through the console (the tty path: the UART's THRE interrupt) and
- * one through /dev/kmsg (printk's polled console write), then powers the
- * machine off, which arm64 Linux does with PSCI SYSTEM_OFF.
+ * line through the console (the tty path: the UART's THRE interrupt),
+ * naming the CPUs online (more than one: the secondaries came up through
+ * PSCI CPU_ON), and one through /dev/kmsg (printk's polled console write),
+ * then powers the machine off, which arm64 Linux does with PSCI SYSTEM_OFF.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -24,9 +26,23 @@ static void say(const char *path, const char *msg)
 
 int main(void)
 {
+	char msg[160], cpus[32] = "?";
+	ssize_t n;
+	int fd;
+
 	mkdir("/dev", 0755);
+	mkdir("/sys", 0755);
 	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
-	say("/dev/console", "mvm-arm64-init: hello from the guest's userland (console)\n");
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY);
+	if (fd >= 0 && (n = read(fd, cpus, sizeof(cpus) - 1)) > 0)
+		cpus[n - (cpus[n - 1] == '\n')] = 0;
+	if (fd >= 0)
+		close(fd);
+	snprintf(msg, sizeof(msg),
+		 "mvm-arm64-init: hello from the guest's userland (console), CPUs online %s\n",
+		 cpus);
+	say("/dev/console", msg);
 	say("/dev/kmsg", "mvm-arm64-init: powering off (kmsg)\n");
 	sync();
 	reboot(RB_POWER_OFF);

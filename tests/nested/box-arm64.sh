@@ -59,7 +59,7 @@ dmesg | grep -i -E 'kvm|vgic' | sed 's/^/arm64-box: dmesg: /' | head -n 12
 if [ -c /dev/kvm ]; then
 	echo "arm64-box: /dev/kvm present"
 	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
-	LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
+	MVM_ARM64_BOOT_CPUS=2 LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
 		"console=ttyS0 earlycon=uart8250,mmio,0x9000000 panic=-1" &&
 		echo "arm64-box: BOOT ok" || echo "arm64-box: BOOT failed"
 else
@@ -183,7 +183,11 @@ probe() {
 	rc=$?
 	grep -a '^arm64-box\|^arm64-probe\|^arm64-boot\|^arm64-guest' "$log" | tr -d '\r'
 	echo "arm64-box: QEMU exit $rc after $(( $(date +%s) - start )) s (log $log)"
-	grep -aq 'arm64-box: RESULT ok' "$log" && grep -aq 'arm64-box: BOOT ok' "$log"
+	# The guest's own userland spoke through the console (the tty path,
+	# which waits for the UART's interrupt) with both vCPUs online, and the
+	# run ended by power-off.
+	grep -aq 'arm64-box: RESULT ok' "$log" && grep -aq 'arm64-box: BOOT ok' "$log" &&
+		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1$' "$log"
 }
 
 case "${1:-}" in
