@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 static void say(const char *path, const char *msg)
@@ -20,6 +21,9 @@ static void say(const char *path, const char *msg)
 
 	if (fd >= 0) {
 		(void)!write(fd, msg, strlen(msg));
+		/* The tty sends on the UART's interrupts, after write returns:
+		 * wait until it has, or the kmsg line lands inside this one. */
+		tcdrain(fd);
 		close(fd);
 	}
 }

@@ -113,19 +113,28 @@ static int system_event(struct arm64_vcpu *c, char *why, size_t len)
 	}
 }
 
-/* One exit of @c: 0 to go on, else a stop reason or -errno. */
-static int one_exit(struct arm64_vcpu *c, char *why, size_t len)
+/* One exit of @c: false to go on, true with the stop reason (or -errno)
+ * in *@stop. (ARM64_STOP_POWER_OFF is 0: a reason cannot double as "go on".) */
+static bool one_exit(struct arm64_vcpu *c, int *stop, char *why, size_t len)
 {
 	switch (c->run->exit_reason) {
-	case KVM_EXIT_MMIO:
-		return mmio(c, why, len);
+	case KVM_EXIT_MMIO: {
+		int ret = mmio(c, why, len);
+
+		if (ret)
+			*stop = ret;
+		return ret != 0;
+	}
 	case KVM_EXIT_SYSTEM_EVENT:
-		return system_event(c, why, len);
+		*stop = system_event(c, why, len);
+		return true;
 	case KVM_EXIT_INTR:
-		return ARM64_STOP_SIGNAL;
+		*stop = ARM64_STOP_SIGNAL;
+		return true;
 	default:
 		snprintf(why, len, "KVM exit %u that mvm does not serve", c->run->exit_reason);
-		return -EPROTO;
+		*stop = -EPROTO;
+		return true;
 	}
 }
 
@@ -133,28 +142,29 @@ static void *vcpu_loop(void *arg)
 {
 	struct arm64_vcpu *c = arg;
 	char why[200] = "";
-	int ret = 0;
+	int stop = ARM64_STOP_SIGNAL;	/* another vCPU stopped the VM first */
 
-	while (!ret && !stopped(c->vm)) {
+	while (!stopped(c->vm)) {
 		if (c->vm->max_exits && c->st.exits >= c->vm->max_exits) {
-			ret = ARM64_STOP_EXITS;
+			stop = ARM64_STOP_EXITS;
 			break;
 		}
 		if (ioctl(c->fd, KVM_RUN, 0) < 0) {
 			int e = errno;
 
 			if (e == EINTR) {
-				ret = ARM64_STOP_SIGNAL;	/* a kick, or the caller's guard */
+				stop = ARM64_STOP_SIGNAL;	/* a kick, or the caller's guard */
 				break;
 			}
 			snprintf(why, sizeof(why), "KVM_RUN: %s", strerror(e));
-			ret = -e;
+			stop = -e;
 			break;
 		}
 		c->st.exits++;
-		ret = one_exit(c, why, sizeof(why));
+		if (one_exit(c, &stop, why, sizeof(why)))
+			break;
 	}
-	stop_all(c, ret ? ret : ARM64_STOP_SIGNAL, why[0] ? why : NULL);
+	stop_all(c, stop, why[0] ? why : NULL);
 	return NULL;
 }
 
