@@ -299,7 +299,12 @@ arm64-check: | $(DEPS_OK)
 	@echo "  CC.arm64 tests/nested/arm64-kvm-probe.c"
 	@$(ARM64_CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -O2 -c tests/nested/arm64-kvm-probe.c \
 		-o $(BUILD)/arm64/kvm-probe.o
-	@echo "arm64-check: ok ($(words $(ARM64_SRCS)) files and the box probe for aarch64)"
+	@for f in tests/nested/arm64-boot.c tests/nested/arm64-guest-init.c; do \
+		echo "  CC.arm64 $$f"; \
+		$(ARM64_CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -isystem $(BUILD)/arm64/include -O2 \
+			-c $$f -o $(BUILD)/arm64/$$(basename $$f .c).o || exit 1; \
+	done
+	@echo "arm64-check: ok ($(words $(ARM64_SRCS)) files and the box's programs for aarch64)"
 
 # arm64 unit tests, cross-built and run under qemu-aarch64 user emulation
 # (issue 31; first stage: no arm64 box yet). The pure arm64 code, its KVM
@@ -328,9 +333,11 @@ test-arm64: arm64-check
 	@file $(BUILD)/arm64/unit-tests | grep -q "ARM aarch64" || { echo "test-arm64: not an aarch64 program"; exit 1; }
 	$(QEMU_AARCH64) $(BUILD)/arm64/unit-tests
 
-# The arm64 box, first stage: Debian's arm64 kernel in qemu-system-aarch64
-# with EL2 emulated, and mvm's arm64 KVM calls run against its /dev/kvm
-# (tests/nested/box-arm64.sh; it waits for the x86 box's lock). No guest boots.
+# The arm64 box: Debian's arm64 kernel in qemu-system-aarch64 with EL2
+# emulated; mvm's arm64 KVM calls run against its /dev/kvm, then mvm's arm64
+# VMM code boots the same kernel as a guest there, to a /init that prints a
+# marker and powers off (tests/nested/box-arm64.sh; it waits for the x86
+# box's lock). About a minute once the .debs are cached.
 .PHONY: arm64-box
 arm64-box:
 	@tools/deps.sh arm64

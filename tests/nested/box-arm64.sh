@@ -4,12 +4,18 @@
 # Debian's arm64 kernel, where KVM is built in, so /dev/kvm appears inside.
 # Its initramfs holds only busybox (arm64, from Debian's busybox-static) and
 # tests/nested/arm64-kvm-probe.c, which drives mvm's arm64 KVM calls against
-# that /dev/kvm. No arm64 userland of mvm runs here yet: no guest boots.
+# that /dev/kvm, then tests/nested/arm64-boot.c: mvm's arm64 VMM code boots
+# the same Debian kernel as a guest of that KVM (one vCPU, 256 MiB, the
+# 16550 console, an initramfs whose /init, tests/nested/arm64-guest-init.c,
+# prints a marker and powers off through PSCI). Its console lines come back
+# as "arm64-guest: ...". The arm64-boot program is dynamic (libfdt has no
+# static library in Debian): the aarch64 loader, libc and libfdt.so.1 of
+# Debian's multiarch packages go into the box's initramfs with it.
 #
 #   box-arm64.sh prepare   fetch the kernel and busybox .debs (cached, never
 #                          installed), build the probe and the initramfs
-#   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists and the
-#                          probe passed
+#   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists, the
+#                          probe passed and the guest booted and powered off
 #
 # MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
 # extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.
@@ -53,11 +59,63 @@ dmesg | grep -i -E 'kvm|vgic' | sed 's/^/arm64-box: dmesg: /' | head -n 12
 if [ -c /dev/kvm ]; then
 	echo "arm64-box: /dev/kvm present"
 	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
+	MVM_ARM64_BOOT_CPUS=2 LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
+		"console=ttyS0 earlycon=uart8250,mmio,0x9000000 panic=-1" &&
+		echo "arm64-box: BOOT ok" || echo "arm64-box: BOOT failed"
 else
 	echo "arm64-box: RESULT no /dev/kvm"
 fi
 poweroff -f
 INIT
+}
+
+# The kernel Image the inner guest boots. Debian 12's arm64 vmlinuz is
+# already a plain Image (an EFI-stub PE header with "ARM\x64" at byte 56,
+# not compressed); a gzip one (other releases) is unwrapped here, once.
+guest_image() {
+	local magic
+	magic=$(dd if="$KIMG" bs=1 skip=56 count=4 2>/dev/null)
+	if [ "$magic" = "ARMd" ]; then
+		GIMG="$KIMG"
+		return 0
+	fi
+	GIMG="${KIMG%.vmlinuz}.Image"
+	[ -s "$GIMG" ] && return 0
+	case "$(od -An -tx1 -N2 "$KIMG" | tr -d ' ')" in
+	1f8b) gzip -dc <"$KIMG" >"$GIMG.tmp" && mv "$GIMG.tmp" "$GIMG" ;;
+	*) echo "arm64-box: $KIMG is neither an Image nor gzip (EFI zboot is not unwrapped yet)" >&2
+	   return 1 ;;
+	esac
+}
+
+# arm64-boot (mvm's arm64 VMM code, dynamic: libfdt) and the guest's /init
+# (static), for aarch64.
+build_boot() {
+	local inc="$top/build/arm64/include" src
+	mkdir -p "$inc"
+	cp /usr/include/libfdt.h /usr/include/libfdt_env.h /usr/include/fdt.h "$inc/" || return 1
+	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c)
+	# shellcheck disable=SC2086
+	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -I"$top" -isystem "$inc" \
+		-o "$top/build/arm64/arm64-boot" "$here/arm64-boot.c" $src \
+		-L/usr/lib/aarch64-linux-gnu -l:libfdt.so.1 || return 1
+	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -O2 -static \
+		-o "$top/build/arm64/guest-init" "$here/arm64-guest-init.c"
+}
+
+# Into the box's initramfs under $1/root: arm64-boot with its loader and
+# libraries, the guest's kernel Image and its initramfs (/init only).
+stage_boot() {
+	local root=$1/root lib=/usr/lib/aarch64-linux-gnu
+	guest_image || return 1
+	mkdir -p "$root/lib/aarch64-linux-gnu" "$root/guest" "$1/gi" || return 1
+	cp -L "$lib/ld-linux-aarch64.so.1" "$root/lib/ld-linux-aarch64.so.1" &&
+		cp -L "$lib/libc.so.6" "$lib/libfdt.so.1" "$root/lib/aarch64-linux-gnu/" || return 1
+	cp "$top/build/arm64/arm64-boot" "$root/arm64-boot" &&
+		cp "$GIMG" "$root/guest/Image" &&
+		cp "$top/build/arm64/guest-init" "$1/gi/init" || return 1
+	chmod 755 "$1/gi/init" "$root/arm64-boot"
+	(cd "$1/gi" && echo init | cpio -o -H newc -R 0:0 --quiet) >"$root/guest/initrd.cpio"
 }
 
 prepare() {
@@ -80,10 +138,13 @@ prepare() {
 	mkdir -p "$top/build/arm64"
 	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -O2 -static \
 		-I"$top" -o "$top/build/arm64/kvm-probe" "$here/arm64-kvm-probe.c" \
-		"$top"/vmm/arch/arm64/kvm/*.c "$top"/vmm/arch/arm64/regs.c \
+		"$top"/vmm/arch/arm64/kvm/vcpu_arm64.c "$top"/vmm/arch/arm64/kvm/vgic.c \
+		"$top"/vmm/arch/arm64/regs.c \
 		"$top"/vmm/arch/arm64/reg_record.c "$top"/vmm/arch/arm64/gic.c ||
 		die "cannot build the probe"
-	key=$( (echo "$pkg"; write_init; sha256sum <"$bdeb"; sha256sum <"$top/build/arm64/kvm-probe") |
+	build_boot || exit 2
+	key=$( (echo "$pkg"; write_init; sha256sum <"$bdeb"; sha256sum <"$top/build/arm64/kvm-probe"
+		cat "$top/build/arm64/arm64-boot" "$top/build/arm64/guest-init" | sha256sum) |
 		sha256sum | cut -c1-16)
 	INITRD="$cache/initramfs-$key.cpio"
 	[ -s "$INITRD" ] && return 0
@@ -93,6 +154,7 @@ prepare() {
 	dpkg-deb -x "$bdeb" "$tmp/bb" && cp "$tmp/bb/bin/busybox" "$tmp/root/bin/busybox" ||
 		die "no busybox in $bdeb"
 	cp "$top/build/arm64/kvm-probe" "$tmp/root/probe"
+	stage_boot "$tmp" || die "cannot stage the guest boot"
 	write_init >"$tmp/root/init"
 	chmod 755 "$tmp/root/init" "$tmp/root/probe"
 	(cd "$tmp/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
@@ -119,9 +181,13 @@ probe() {
 		-kernel "$KIMG" -initrd "$INITRD" \
 		-append "console=ttyAMA0 quiet loglevel=3 panic=-1 rdinit=/init" </dev/null >"$log" 2>&1
 	rc=$?
-	grep -a '^arm64-box\|^arm64-probe' "$log" | tr -d '\r'
+	grep -a '^arm64-box\|^arm64-probe\|^arm64-boot\|^arm64-guest' "$log" | tr -d '\r'
 	echo "arm64-box: QEMU exit $rc after $(( $(date +%s) - start )) s (log $log)"
-	grep -aq 'arm64-box: RESULT ok' "$log"
+	# The guest's own userland spoke through the console (the tty path,
+	# which waits for the UART's interrupt) with both vCPUs online, and the
+	# run ended by power-off.
+	grep -aq 'arm64-box: RESULT ok' "$log" && grep -aq 'arm64-box: BOOT ok' "$log" &&
+		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1' "$log"
 }
 
 case "${1:-}" in

@@ -45,6 +45,7 @@ void shim_fail(const char *file, int line, const char *expr, const char *fmt, ..
 #define cr_assert_gt(a, b, ...)  cr_assert((a) > (b), __VA_ARGS__)
 #define cr_assert_geq(a, b, ...) cr_assert((a) >= (b), __VA_ARGS__)
 #define cr_assert_null(p, ...)     cr_assert((p) == NULL, __VA_ARGS__)
+#define cr_assert_not(c, ...)      cr_assert(!(c), __VA_ARGS__)
 #define cr_assert_not_null(p, ...) cr_assert((p) != NULL, __VA_ARGS__)
 #define cr_assert_str_eq(a, b, ...) cr_assert(strcmp((a), (b)) == 0, __VA_ARGS__)
 #define cr_assert_str_empty(a, ...) cr_assert((a)[0] == 0, __VA_ARGS__)

@@ -1,0 +1,138 @@
+/*
+ * Run inside the arm64 box (tests/nested/box-arm64.sh): the first arm64
+ * guest boot with mvm's arm64 VMM code (vmm/arch/arm64/, kvm/arm64_vm.h).
+ *
+ *   arm64-boot KERNEL-IMAGE INITRD 'COMMAND LINE'
+ *
+ * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC), loads the Image, the initrd
+ * and the device tree, runs the exit loop, and prints the guest's UART
+ * output line by line as "arm64-guest: ...". A hang guard ends the run:
+ * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
+ * KVM_RUN, and at most 50 million exits. Exit 0 only when the guest
+ * powered itself off (PSCI SYSTEM_OFF).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/arch/arm64/kvm/arm64_vm.h"
+
+#define RAM_SIZE  (256ULL << 20)
+#define MAX_EXITS 50000000ULL
+
+static char err[512];
+static struct arm64_vm vm;
+static char line[512];
+static size_t line_len;
+
+static void flush_line(void)
+{
+	printf("arm64-guest: %.*s\n", (int)line_len, line);
+	fflush(stdout);
+	line_len = 0;
+}
+
+/* The UART's bytes, a line at a time behind a prefix the box log keeps. */
+static void out(void *opaque, uint8_t b)
+{
+	(void)opaque;
+	if (b == '\r')
+		return;
+	if (b == '\n' || line_len == sizeof(line)) {
+		flush_line();
+		if (b == '\n')
+			return;
+	}
+	line[line_len++] = (b >= 0x20 && b < 0x7f) || b == '\t' ? (char)b : '?';
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	struct stat sb;
+	uint8_t *buf = NULL;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &sb) < 0 || !(buf = malloc(sb.st_size ? sb.st_size : 1)))
+		goto out;
+	while (got < (size_t)sb.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)sb.st_size - got);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got != (size_t)sb.st_size) {
+		free(buf);
+		buf = NULL;
+	}
+	*len = got;
+out:
+	if (fd >= 0)
+		close(fd);
+	return buf;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	arm64_vm_interrupt(&vm);	/* and the signal itself ends a KVM_RUN */
+}
+
+int main(int argc, char **argv)
+{
+	static const char *stops[] = { "power off (PSCI SYSTEM_OFF)", "reset (PSCI SYSTEM_RESET)",
+				       "crash", "exit limit", "hang guard (timeout)" };
+	struct sigaction sa = { .sa_handler = on_alarm };	/* no SA_RESTART */
+	const char *t = getenv("MVM_ARM64_BOOT_TIMEOUT");
+	const char *n = getenv("MVM_ARM64_BOOT_CPUS");
+	struct arm64_run_stats st;
+	uint8_t *kernel, *initrd;
+	size_t klen = 0, ilen = 0;
+	int ret;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: arm64-boot KERNEL INITRD CMDLINE\n");
+		return 2;
+	}
+	kernel = slurp(argv[1], &klen);
+	initrd = slurp(argv[2], &ilen);
+	if (!kernel || !initrd) {
+		printf("arm64-boot: FAIL reading %s: %s\n", kernel ? argv[2] : argv[1],
+		       strerror(errno));
+		return 1;
+	}
+	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err)) ||
+	    arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
+		printf("arm64-boot: FAIL %s\n", err);
+		return 1;
+	}
+	printf("arm64-boot: VM with %llu MiB, %d vCPUs, vGICv%d; Image %zu bytes at 0x%llx,"
+	       " initrd %zu bytes at 0x%llx, device tree at 0x%llx\n",
+	       RAM_SIZE >> 20, vm.ncpus, (int)vm.gic.version, klen,
+	       (unsigned long long)vm.place.kernel, ilen, (unsigned long long)vm.place.initrd,
+	       (unsigned long long)vm.place.fdt);
+	fflush(stdout);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(t ? (unsigned)atoi(t) : 300);
+	ret = arm64_vm_run(&vm, MAX_EXITS, &st, err, sizeof(err));
+	alarm(0);
+	if (line_len)
+		flush_line();
+	if (ret < 0 || ret > ARM64_STOP_SIGNAL)
+		printf("arm64-boot: FAIL %s\n", err);
+	else
+		printf("arm64-boot: stopped: %s\n", stops[ret]);
+	printf("arm64-boot: %llu exits, %llu UART accesses, %llu to no device (last 0x%llx)\n",
+	       (unsigned long long)st.exits, (unsigned long long)st.mmio_uart,
+	       (unsigned long long)st.mmio_other, (unsigned long long)st.last_other_addr);
+	arm64_vm_destroy(&vm);
+	free(kernel);
+	free(initrd);
+	return ret == ARM64_STOP_POWER_OFF ? 0 : 1;
+}
