@@ -82,7 +82,7 @@ TestSuite(events, .init = setup, .fini = teardown);
 
 Test(events, every_kind_from_its_producer_matches_the_schema)
 {
-	static const char *plain[] = { "created", "started", "paused", "resumed", "killed",
+	static const char *plain[] = { "created", "started", "stopping", "paused", "resumed", "killed",
 				       "snapshot", "restored" };
 	struct net_event deny = { .type = "net-deny", .proto = "tcp", .port = 80 };
 	struct net_event supp = { .type = "net-deny-suppressed", .suppressed = 9 };

@@ -246,7 +246,12 @@ int sb_stop(const char *name, int timeout_s)
 		sb_cgroup_remove(name);
 		return 0;
 	}
-	/* Clean: the guest syncs its disks and resets; the VMM then exits. */
+	/* Clean: the guest syncs its disks and resets; the VMM then exits.
+	 * Said first, so that the "stopped" event after it reads as asked
+	 * for: a reset with no "stopping" before it is the guest's own
+	 * (a reboot inside it, or a crash), which tests and users must not
+	 * take for a stop (issue 26). */
+	sb_event(name, "stopping");
 	if ((agent_shutdown(name, 5000) == 0 && wait_gone(pid, timeout_s)) ||
 	    (api_simple(name, "shutdown", err, sizeof(err)) == 0 && wait_gone(pid, 10))) {
 		sb_cgroup_remove(name);
