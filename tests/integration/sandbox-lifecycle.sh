@@ -1,6 +1,7 @@
 #!/bin/sh
 # create -> cp a tree in and out byte-identical -> stop -> start (disk kept)
-# -> rm (state gone); events and status along the way.
+# -> a crash -> a reboot inside the guest -> rm (state gone); events, console
+# marks and status along the way.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -70,6 +71,27 @@ run_mvm start life
 expect_eq "start after a crash" 0 "$rc"
 run_mvm exec life -- cat /data/keep
 expect_eq "disk after a crash" "persisted-123" "$(cat "$T/out")"
+
+# A reset of the guest's own (issue 26): its VMM ends as at a stop, but no
+# "stopping" event comes before its "stopped", and console.log, which
+# outlives restarts, marks where each VMM's part begins and ends.
+vpid=$(cat "$MVM_STATE_DIR/life/pid")
+run_mvm exec life -- /sbin/reboot -f	# its connection goes with the guest
+python3 -c '
+import os, select, sys
+try:
+    fd = os.pidfd_open(int(sys.argv[1]))
+except ProcessLookupError:
+    sys.exit(0)
+select.select([fd], [], [])' "$vpid" || fail "cannot wait for the VMM $vpid"
+ev=$(grep -o '"type":"\(started\|stopping\|stopped\)"' "$MVM_STATE_DIR/life/events.jsonl" | cut -d'"' -f4 | tr '\n' ' ')
+# create, stop, start, (kill -9: no event), start, the guest's reboot.
+expect_eq "lifecycle events" "started stopping stopped started started stopped " "$ev"
+run_mvm logs life
+marks=$(grep -ao 'VMM started\|guest stopped ([a-z]*)\|reboot: Restarting system' "$T/out" | tr '\n' '|')
+expect_eq "console marks" "VMM started|reboot: Restarting system|guest stopped (reboot)|VMM started|VMM started|reboot: Restarting system|guest stopped (reboot)|" "$marks"
+run_mvm start life
+expect_eq "start after the guest's reboot" 0 "$rc"
 
 run_mvm rm life
 expect_eq "rm refuses a running sandbox" 125 "$rc"
