@@ -46,6 +46,9 @@ expect_eq "exec after resume" "resumed" "$(cat "$T/out")"
 run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep && sync'
 run_mvm stop life
 expect_eq "stop" 0 "$rc"
+# Clean: the guest synced its disks and reset itself; mvm stop says when
+# it had to stop the VMM instead.
+expect_eq "stop's messages" "" "$(cat "$T/err")"
 run_mvm ls --json
 expect_match "ls stopped" '"status":[[:space:]]*"stopped"' "$(tr -d '\n' < "$T/out")"
 run_mvm exec life -- true
