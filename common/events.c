@@ -26,6 +26,7 @@ static const struct ev_kind {
 } kinds[] = {
 	{ .type = "created" },
 	{ .type = "started" },
+	{ .type = "stopping" },
 	{ "stopped", { { "outcome", S }, { "message", S } } },
 	{ .type = "paused" },
 	{ .type = "resumed" },

@@ -15,8 +15,10 @@
 #
 # "While" holds by construction, not by speed: the writer keeps writing
 # (past 1 GiB if need be) until a download has completed and an exec has
-# answered during its run. No clock is read here; the runner's time limit
-# is the only hang guard.
+# answered during its run. No clock is read here, and nothing is polled: the
+# test waits on the writer's exec itself, so a writer, agent, VMM or guest
+# that is gone fails the test at once; the runner's time limit is the hang
+# guard for a guest that lives but makes no progress.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 . tests/integration/net.lib
@@ -89,32 +91,62 @@ run_mvm start nb
 expect_eq "start with I/O threads" 0 "$rc"
 
 # Downloads in a loop, in their own session, until the writer is done; one
-# counts only if it completed while the writer still ran.
+# counts only if it completed while the writer still ran. Its pid in
+# /tmp/dlpid: a writer that outlives it fails instead of writing forever.
 gx 'rm -f /tmp/net /tmp/execd /tmp/wstarted /tmp/wdone
 setsid sh -c "while [ ! -f /tmp/wdone ]; do
 	timeout 120 wget -q -O /dev/null http://203.0.113.10:8080/big.bin && { [ -f /tmp/wdone ] || echo ok >> /tmp/net; }
 done" </dev/null >/dev/null 2>&1 &
-echo started'
+echo $! > /tmp/dlpid; echo started'
 # The writer: 64 MiB chunks, fsync'd, over a 1 GiB file (the data disk is
 # raw: zeroes are written like any other data), 16 chunks at least and on
-# until a download and an exec have completed during its run.
-"$MVM" exec nb -- sh -c 'touch /tmp/wstarted; i=0
+# until a download and an exec have completed during its run; 48 at most
+# (3 GiB), a bound in work, not time, for a network that never answers.
+# Its first line, "writing", says it runs; it comes through a FIFO the test
+# reads, so the test waits on the writer itself: the read returns with that
+# line, or at end of file as soon as the writer's exec has ended for any
+# reason (the command failed, the agent or the VMM went, the guest reset).
+# Nothing is polled (issue 26: CI once saw this wait spin for the runner's
+# whole 600 s limit).
+mkfifo "$T/w.fifo"
+"$MVM" exec nb -- sh -c 'touch /tmp/wstarted; echo writing; i=0
 	while [ $i -lt 16 ] || [ ! -s /tmp/net ] || [ ! -f /tmp/execd ]; do
+		[ $i -lt 48 ] || { echo "no download and exec after $i chunks: net=$(cat /tmp/net 2>/dev/null | wc -l)"; exit 1; }
+		kill -0 "$(cat /tmp/dlpid)" || { echo "the download loop died after $i chunks"; exit 1; }
 		dd if=/dev/zero of=/data/big bs=1M count=64 seek=$((i % 16 * 64)) conv=notrunc,fsync 2>/tmp/dd.err ||
 			{ cat /tmp/dd.err; exit 1; }
 		i=$((i + 1))
 	done
-	touch /tmp/wdone; echo "chunks=$i"' > "$T/w.out" 2> "$T/w.err" &
+	touch /tmp/wdone; echo "chunks=$i"' > "$T/w.fifo" 2> "$T/w.err" &
 wpid=$!
-# An exec meanwhile: it marks its answer only once the writer runs.
-for _ in $(seq 600); do
-	run_mvm exec nb -- sh -c 'test -f /tmp/wstarted && touch /tmp/execd'
-	[ "$rc" = 0 ] && break
-done
+step "the writer's exec: waiting for its first line"
+exec 3< "$T/w.fifo"
+first=""
+read -r first <&3 || true
+cat <&3 > "$T/w.out" &	# the rest, so the writer never blocks on its output
+catpid=$!
+exec 3<&-
+# writer_wait: the writer's exec has ended (or ends now): its status in wrc.
+writer_wait() {
+	wrc=0
+	wait "$wpid" || wrc=$?
+	wait "$catpid" || true
+}
+# writer_ended WHAT: say how the writer's exec ended, and how the sandbox is.
+writer_ended() {
+	why "$1 (exec status $wrc): $(cat "$T/w.out" "$T/w.err" | tail -5)
+  sandbox nb: $("$MVM" ls 2>&1 | grep '^nb ' || echo 'not listed')"
+}
+if [ "$first" != writing ]; then
+	writer_wait
+	writer_ended "the writer's exec ended before it began writing"
+fi
+# An exec while the writer runs: it marks its answer only then.
+run_mvm exec nb -- sh -c 'test -f /tmp/wstarted && touch /tmp/execd'
 [ "$rc" = 0 ] || why "no exec answered while the writer ran ($rc): $(cat "$T/err")"
-wrc=0
-wait "$wpid" || wrc=$?
-[ "$wrc" = 0 ] || why "the writer failed ($wrc): $(cat "$T/w.out" "$T/w.err")"
+step "waiting for the writer's exec to end"
+writer_wait
+[ "$wrc" = 0 ] || writer_ended "the writer failed"
 
 census
 echo "blk-nonblocking: $(cat "$T/w.out"); census: $(tr '\n' ';' < "$T/census")" >&2

@@ -18,6 +18,7 @@ timed_out() {
 		echo "  guest console $(basename "$(dirname "$c")"), its tail:" >&2
 		grep -av 'Unhandled WRMSR' "$c" | tail -n 8 | sed 's/^/  | /' >&2
 	done
+	guest_resets
 }
 
 fail() {
@@ -34,7 +35,35 @@ fail() {
 		echo "  GUEST-TRIPLE-FAULT: a guest vCPU triple-faulted during this test" >&2
 	fi
 	guest_news
+	guest_resets
 	exit 1
+}
+
+# A guest that reset on its own while the test ran: a "stopped" event with
+# outcome reboot or panic and no "stopping" (what `mvm stop`, `rm -f` and
+# the end of `mvm run` write first) since the VMM's last "started". Named
+# GUEST-RESET with the console lines just before the reset: run-all.sh
+# counts it as "a guest reset" (never as the box's), so a reboot inside
+# the guest or a guest panic shows as what it is, not as a timeout. A
+# triple fault is GUEST-TRIPLE-FAULT above. Last in fail's output: the
+# runner prints only the tail of a retried attempt.
+guest_resets() {
+	for e in $(find "$T" -name events.jsonl 2>/dev/null); do
+		r=$(awk '
+			/"type":"started"/ { asked = 0 }
+			/"type":"(stopping|killed)"/ { asked = 1 }
+			/"type":"stopped"/ && /"outcome":"(reboot|panic)"/ && !/triple-faulted/ && !asked { last = $0 }
+			END { if (last != "") print last }' "$e")
+		[ -n "$r" ] || continue
+		echo "  GUEST-RESET: sandbox $(basename "$(dirname "$e")") reset on its own (no mvm stop asked): $r" >&2
+		c=$(dirname "$e")/console.log
+		[ -s "$c" ] || continue
+		echo "  its console before the reset:" >&2
+		grep -av 'Unhandled WRMSR' "$c" |
+			awk '{ l[NR] = $0 } /Restarting system|Kernel panic|triple-faulted|mvm vmm:/ { n = NR }
+				END { if (!n) n = NR; for (i = n - 7 > 1 ? n - 7 : 1; i <= n; i++) print l[i] }' |
+			cut -c1-200 | sed 's/^/  | /' >&2
+	done
 }
 
 # A guest whose agent went silent: what its kernel said (a lockup, a stall,

@@ -83,33 +83,8 @@ leave_box() {
 	exit 75
 }
 
-# box_flake STATUS NAME STALLS_BEFORE: why a failed test is an emulation
-# flake of the nested box rather than a result (empty: it is a result).
-# The box kernel stalled while the test ran, so every timing inside was off;
-# or a guest CPU triple-faulted or a guest kernel stalled: under nested KVM
-# on an emulated CPU that happens about once per full suite. Compared with
-# QEMU as the inner VMM in the same box (tests/nested/README.md, "Guest
-# triple faults: whose bug?"), nothing pointed at mvm, so the retry stays,
-# inside the box only: on hardware KVM a triple fault stays a failure. Such
-# a test runs again, at most twice more; the last verdict stands.
-box_flake() {
-	[ "$1" != 0 ] && [ "$1" != 77 ] && [ "${MVM_IN_NESTED_BOX:-}" = 1 ] || return 0
-	if [ "$(box_stalls)" != "$3" ]; then
-		echo "the nested box's kernel reported a stall during it"
-	elif [ "$(box_oopses)" != "$4" ]; then
-		echo "the nested box's own kernel oopsed during it"
-	elif grep -q 'GUEST-TRIPLE-FAULT' "/tmp/it-$2.log"; then
-		echo "a guest vCPU triple-faulted in the emulated box"
-	elif grep -q 'GUEST-STALL' "/tmp/it-$2.log"; then
-		echo "a guest kernel reported a stall in the emulated box"
-	elif [ "$1" = 124 ]; then
-		# A guest that froze silently: the same emulation loss as the
-		# oopses above, caught before the box kernel noticed (CI saw
-		# browser-image stuck for its whole limit, then the box's oops).
-		# One more attempt only: a hang of ours would hang again.
-		echo "it timed out in the emulated box"
-	fi
-}
+# box_flake and guest_cause (what a failed test's log names): flake.lib.
+. tests/integration/flake.lib
 
 # run_one SCRIPT NAME: its status; 124 when the limit ended it, even when
 # its TERM handling outlived the grace period and KILL did (137).
@@ -181,8 +156,8 @@ for t in tests/integration/*.sh; do
 			leave_box "$why"
 		fi
 	fi
-	while why=$(box_flake "$rc" "$name" "$stalls" "$oopses") && [ -n "$why" ] && [ $tries -le 2 ]; do
-		case "$reasons" in *"timed out"*) [ "$why" != "it timed out in the emulated box" ] || break ;; esac
+	while why=$(box_flake "$rc" "/tmp/it-$name.log" "$stalls" "$oopses") && [ -n "$why" ] && [ $tries -le 2 ]; do
+		retry_again "$reasons" "$why" || break
 		echo "RETRY $name: $why (status $rc); attempt $tries ended:"
 		reasons="${reasons:+$reasons; }$why"
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -12
@@ -196,9 +171,10 @@ for t in tests/integration/*.sh; do
 	0) echo "PASS  $name (${secs}s)"; count PASS "$name" "$secs" "$tries" "$reasons" ;;
 	77) echo "SKIP  $name: $(tail -1 "/tmp/it-$name.log")"; count SKIP "$name" "$secs" "$tries" "$reasons" ;;
 	*)
+		cause=$(guest_cause "/tmp/it-$name.log")	# named before a time-out
 		case $rc in
-		124) echo "FAIL  $name: timed out after ${limit}s" ;;
-		*) echo "FAIL  $name (status $rc, ${secs}s)" ;;
+		124) echo "FAIL  $name: timed out after ${limit}s${cause:+: $cause}" ;;
+		*) echo "FAIL  $name (status $rc, ${secs}s)${cause:+: $cause}" ;;
 		esac
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -40
 		kernel_news "$klines"

@@ -6,12 +6,15 @@
 
 sb_create intr
 
-# wait_for FILE TEXT: until the guest command printed TEXT (deadline 120 s).
+# wait_for FILE TEXT: until the guest command printed TEXT (deadline 120 s);
+# at once when the exec printing it ($pid) has ended without it (issue 26).
 wait_for() {
 	i=0
 	until grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
 		[ $i -lt 1200 ] || fail "no '$2' in $1: $(cat "$1")"
+		{ [ -e "/proc/$pid" ] && ! grep -q ") Z " "/proc/$pid/stat" 2>/dev/null; } || grep -q "$2" "$1" ||
+			fail "the exec ended without printing '$2': $(cat "$1" "${1%o?}e${1##*o}" 2>/dev/null)"
 		sleep 0.1
 	done
 }

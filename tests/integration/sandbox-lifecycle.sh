@@ -1,6 +1,7 @@
 #!/bin/sh
 # create -> cp a tree in and out byte-identical -> stop -> start (disk kept)
-# -> rm (state gone); events and status along the way.
+# -> a crash -> a reboot inside the guest -> rm (state gone); events, console
+# marks and status along the way.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 
@@ -45,6 +46,11 @@ expect_eq "exec after resume" "resumed" "$(cat "$T/out")"
 run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep && sync'
 run_mvm stop life
 expect_eq "stop" 0 "$rc"
+# Clean, the guest synced its disks and reset itself, or else mvm stop
+# says that it stopped the VMM instead. Not yet a verdict: in the box the
+# stop after the pause above went the second way in 2 of 3 attempts
+# (issue 26, cause not found), so it is reported, not failed.
+[ ! -s "$T/err" ] || echo "NOTE: the stop was not clean: $(cat "$T/err")" >&2
 run_mvm ls --json
 expect_match "ls stopped" '"status":[[:space:]]*"stopped"' "$(tr -d '\n' < "$T/out")"
 run_mvm exec life -- true
@@ -70,6 +76,28 @@ run_mvm start life
 expect_eq "start after a crash" 0 "$rc"
 run_mvm exec life -- cat /data/keep
 expect_eq "disk after a crash" "persisted-123" "$(cat "$T/out")"
+
+# A reset of the guest's own (issue 26): its VMM ends as at a stop, but no
+# "stopping" event comes before its "stopped", and console.log, which
+# outlives restarts, marks where each VMM's part begins and ends.
+vpid=$(cat "$MVM_STATE_DIR/life/pid")
+run_mvm exec life -- /sbin/reboot -f	# its connection goes with the guest
+python3 -c '
+import os, select, sys
+try:
+    fd = os.pidfd_open(int(sys.argv[1]))
+except ProcessLookupError:
+    sys.exit(0)
+select.select([fd], [], [])' "$vpid" || fail "cannot wait for the VMM $vpid"
+ev=$(grep -o '"type":"\(started\|stopping\|stopped\)"' "$MVM_STATE_DIR/life/events.jsonl" | cut -d'"' -f4 | tr '\n' ' ')
+# create, stop, start, (kill -9: no event), start, the guest's reboot.
+expect_eq "lifecycle events" "started stopping stopped started started stopped " "$ev"
+run_mvm logs life
+marks=$(grep -ao 'VMM started\|guest stopped ([a-z]*)\|reboot: Restarting system' "$T/out" | tr '\n' '|')
+# The stop: the guest's reset, or (the note above) the VMM's API shutdown.
+expect_match "console marks" '^VMM started\|(reboot: Restarting system\|guest stopped \(reboot\)|guest stopped \(exited\))\|VMM started\|VMM started\|reboot: Restarting system\|guest stopped \(reboot\)\|$' "$marks"
+run_mvm start life
+expect_eq "start after the guest's reboot" 0 "$rc"
 
 run_mvm rm life
 expect_eq "rm refuses a running sandbox" 125 "$rc"

@@ -26,14 +26,18 @@ gx io 'mkdir -p /data/w; for i in 1 2 3; do
 	done" </dev/null >/dev/null 2>&1 &
 	echo $! >> /tmp/writers
 done'
-rounds() { gx "$1" 'cat /tmp/n1 /tmp/n2 /tmp/n3 2>/dev/null | tr "\n" " "'; cat "$T/out"; }
+# rounds NAME: the writers' rounds into $T/out. Not in a command
+# substitution: there a failed exec's fail would end only the subshell,
+# and a guest that is gone would be asked 60 times over (issue 26).
+rounds() { gx "$1" 'cat /tmp/n1 /tmp/n2 /tmp/n3 2>/dev/null | tr "\n" " "'; }
 # slowest WRITER_ROUNDS...: the lowest round, or -1 unless all three report.
 slowest() { [ $# = 3 ] || { echo -1; return; }; printf '%s\n' "$@" | sort -n | head -1; }
 wait_rounds() { # NAME MIN: until each writer is past MIN (bounded)
 	for _ in $(seq 60); do
-		[ "$(slowest $(rounds "$1"))" -gt "$2" ] && return 0
+		rounds "$1"
+		[ "$(slowest $(cat "$T/out"))" -gt "$2" ] && return 0
 	done
-	fail "$1: the writers did not get past round $2: $(rounds "$1")"
+	fail "$1: the writers did not get past round $2: $(cat "$T/out")"
 }
 # The I/O is under way before the snapshot: every writer finished a round.
 wait_rounds io 1
@@ -43,8 +47,9 @@ run_mvm snapshot io "$T/snap"
 SANDBOXES="$SANDBOXES r"
 run_mvm restore "$T/snap" r
 [ "$rc" = 0 ] || why r "restore ($rc): $(cat "$T/err")"
-low=$(slowest $(rounds r))
-[ "$low" -ge 0 ] || fail "restored guest lost its writers' state: '$(rounds r)'"
+rounds r
+low=$(slowest $(cat "$T/out"))
+[ "$low" -ge 0 ] || fail "restored guest lost its writers' state: '$(cat "$T/out")'"
 # The restored writers go on writing to the restored disk ...
 wait_rounds r $((low + 2))
 # ... then stop; /data must unmount cleanly.

@@ -82,7 +82,7 @@ TestSuite(events, .init = setup, .fini = teardown);
 
 Test(events, every_kind_from_its_producer_matches_the_schema)
 {
-	static const char *plain[] = { "created", "started", "paused", "resumed", "killed",
+	static const char *plain[] = { "created", "started", "stopping", "paused", "resumed", "killed",
 				       "snapshot", "restored" };
 	struct net_event deny = { .type = "net-deny", .proto = "tcp", .port = 80 };
 	struct net_event supp = { .type = "net-deny-suppressed", .suppressed = 9 };
@@ -358,4 +358,34 @@ Test(events, a_triple_fault_is_not_reported_as_a_reset)
 			 "vCPU 1 triple-faulted"));
 	cr_assert_str_eq(cJSON_GetObjectItem(ev, "outcome")->valuestring, "reboot");
 	cJSON_Delete(ev);
+}
+
+/* console.log outlives restarts: each VMM begins and ends its part with a
+ * line of its own, so the last boot's "reboot: Restarting system" is not
+ * read as this one's (issue 26); the end says what the "stopped" event says. */
+Test(events, the_vmm_marks_its_start_and_end_in_the_console)
+{
+	struct vm_result r = { .outcome = VM_REBOOT };
+	char line[64];
+	char big[1024];
+	size_t n;
+
+	n = sb_console_mark(big, sizeof(big), 1796529600123ULL, NULL);
+	cr_assert_str_eq(big, "mvm: 2026-12-06T04:00:00.123Z VMM started: the guest boots\n");
+	cr_assert_eq(n, strlen(big));
+	snprintf(r.message, sizeof(r.message), "guest stopped before the command reported an "
+		 "exit status (guest reset the machine)");
+	sb_console_mark(big, sizeof(big), 1796529600123ULL, &r);
+	cr_assert_str_eq(big, "mvm: 2026-12-06T04:00:00.123Z guest stopped (reboot): the guest "
+			 "reset (mvm stop, or a reboot inside the guest)\n");
+	r.outcome = VM_PANIC;
+	snprintf(r.message, sizeof(r.message), "guest kernel panic: Kernel panic\x1b[2J");
+	sb_console_mark(big, sizeof(big), 1796529600123ULL, &r);
+	cr_assert(strstr(big, "guest stopped (panic): guest kernel panic: Kernel panic [2J\n"),
+		  "%s", big);
+	/* Cut, it stays one whole line. */
+	n = sb_console_mark(line, sizeof(line), 1796529600123ULL, &r);
+	cr_assert_eq(n, sizeof(line) - 1);
+	cr_assert_eq(line[n - 1], '\n');
+	cr_assert_eq(strchr(line, '\n'), line + n - 1);
 }

@@ -13,7 +13,9 @@ static const char logs_usage[] =
 	"Print the sandbox's console log (kernel messages, agent, VMM errors).\n"
 	"console.log is capped (MVM_LOG_MAX, default 8M with its older part\n"
 	"console.log.1): a line 'mvm: console.log rotated ...' says how much\n"
-	"older output was dropped.\n"
+	"older output was dropped. It spans every start of the sandbox: each\n"
+	"VMM's part begins with 'mvm: TIME VMM started' and, unless the VMM was\n"
+	"killed, ends with 'mvm: TIME guest stopped (OUTCOME): WHY'.\n"
 	"  -f, --follow   keep printing while the sandbox runs\n";
 
 int logs_parse(int argc, char **argv, struct verb_args *a)

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cli_util.h"
 #include "common/start_trace.h"
 #include "common/mono_time.h"
 #include "tools/sandbox/agent_client.h"
@@ -237,6 +238,7 @@ int sb_stop(const char *name, int timeout_s)
 {
 	pid_t pid = sb_vmm_pid(name);
 	char err[256], p[PATH_MAX];
+	int ret;
 
 	relay_stop(name);	/* it would exit with the VMM anyway; not a moment later */
 
@@ -246,9 +248,21 @@ int sb_stop(const char *name, int timeout_s)
 		sb_cgroup_remove(name);
 		return 0;
 	}
-	/* Clean: the guest syncs its disks and resets; the VMM then exits. */
-	if ((agent_shutdown(name, 5000) == 0 && wait_gone(pid, timeout_s)) ||
-	    (api_simple(name, "shutdown", err, sizeof(err)) == 0 && wait_gone(pid, 10))) {
+	/* Clean: the guest syncs its disks and resets; the VMM then exits.
+	 * Said first, so that the "stopped" event after it reads as asked
+	 * for: a reset with no "stopping" before it is the guest's own
+	 * (a reboot inside it, or a crash), which tests and users must not
+	 * take for a stop (issue 26). */
+	sb_event(name, "stopping");
+	ret = agent_shutdown(name, 5000);
+	if (!ret && wait_gone(pid, timeout_s)) {
+		sb_cgroup_remove(name);
+		return 0;
+	}
+	/* Said, not silent: the guest did not sync its disks itself. */
+	cli_err("stop", "%s: the guest did not shut down cleanly (%s); stopping its VMM", name,
+		ret ? strerror(-ret) : "no reset after the agent's answer");
+	if (api_simple(name, "shutdown", err, sizeof(err)) == 0 && wait_gone(pid, 10)) {
 		sb_cgroup_remove(name);
 		return 0;
 	}

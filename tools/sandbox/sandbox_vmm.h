@@ -3,6 +3,7 @@
 #ifndef MVM_SANDBOX_VMM_H
 #define MVM_SANDBOX_VMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vmm/vm.h"
@@ -27,6 +28,14 @@ int sb_vmm_serve(const char *name, struct vm_config *vc, const struct vm_disk *b
 struct cJSON;
 /* The "stopped" event for @r (outcome and message), or NULL (no memory). */
 struct cJSON *sb_stopped_event(const struct vm_result *r);
+
+/*
+ * The VMM's own line in console.log, at @ms (event_now_ms): with @r NULL
+ * "mvm: TIME VMM started: the guest boots", else "mvm: TIME guest stopped
+ * (OUTCOME): MESSAGE" as in the "stopped" event. A whole line (cut to
+ * @cap); its length, 0 if none fits.
+ */
+size_t sb_console_mark(char *buf, size_t cap, uint64_t ms, const struct vm_result *r);
 
 struct rotlog;
 /* In the state directory: open console.log capped (MVM_LOG_MAX) and

@@ -75,6 +75,39 @@ cJSON *sb_stopped_event(const struct vm_result *r)
 	return ev;
 }
 
+size_t sb_console_mark(char *buf, size_t cap, uint64_t ms, const struct vm_result *r)
+{
+	char when[40];
+	cJSON *ev = r ? sb_stopped_event(r) : NULL;
+	int n;
+
+	event_time_format(ms, when, sizeof(when));
+	if (!r)
+		n = snprintf(buf, cap, "mvm: %s VMM started: the guest boots\n", when);
+	else if (ev)
+		n = snprintf(buf, cap, "mvm: %s guest stopped (%s): %s\n", when,
+			     cJSON_GetObjectItem(ev, "outcome")->valuestring,
+			     cJSON_GetObjectItem(ev, "message")->valuestring);
+	else
+		n = snprintf(buf, cap, "mvm: %s guest stopped\n", when);
+	cJSON_Delete(ev);
+	if (n < 0 || !cap)
+		return 0;
+	if ((size_t)n >= cap && cap > 1)
+		buf[cap - 2] = '\n';	/* cut, still a whole line */
+	return (size_t)n >= cap ? cap - 1 : (size_t)n;
+}
+
+/* One line of the VMM's own into console.log (best effort). */
+static void console_mark(struct rotlog *log, const struct vm_result *r)
+{
+	char line[sizeof(r->message) + 128];
+	size_t n = sb_console_mark(line, sizeof(line), event_now_ms(), r);
+
+	if (n)
+		(void)rotlog_write(log, line, n);
+}
+
 static void outcome_event(const char *name, const struct vm_result *r)
 {
 	sb_event_put(name, sb_stopped_event(r));
@@ -208,6 +241,11 @@ static int run_vmm(const char *name, struct sb_config *c)
 		free(bufs);
 		return ret;
 	}
+	/* console.log outlives restarts, and a quiet guest kernel prints
+	 * nothing while it boots: without a line of the VMM's own at each
+	 * start and end, the last boot's "reboot: Restarting system" (its
+	 * mvm stop) reads as this boot's reset (issue 26). */
+	console_mark(&log, NULL);
 	ret = sb_vm_config(c, bufs, &vc, err, sizeof(err));
 	start_trace("vmm: vm config");
 	vc.log = &log;
@@ -219,6 +257,8 @@ static int run_vmm(const char *name, struct sb_config *c)
 		 res.outcome == VM_ERROR || res.outcome == VM_PANIC ||
 		 strstr(res.message, "triple-faulted"))
 		cli_err("vmm", "%s", res.message);	/* where `mvm logs` and create look */
+	if (!ret)
+		console_mark(&log, &res);
 	rotlog_close(&log);
 	free(bufs);
 	return ret;
