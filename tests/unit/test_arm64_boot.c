@@ -56,11 +56,13 @@ static uint8_t *guest_ram(struct arm64_machine *m)
 static uint64_t prop64(const void *fdt, int off, const char *name)
 {
 	int len = 0;
-	const fdt64_t *p = fdt_getprop(fdt, off, name, &len);
+	const void *p = fdt_getprop(fdt, off, name, &len);
+	fdt64_t v;
 
 	cr_assert_not_null(p, "%s missing", name);
 	cr_assert_eq(len, 8, "%s: %d bytes", name, len);
-	return fdt64_to_cpu(*p);
+	memcpy(&v, p, sizeof(v));	/* a property is only 4-byte aligned */
+	return fdt64_to_cpu(v);
 }
 
 Test(arm64_boot, kernel_initrd_and_tree_land_where_the_protocol_says)
