@@ -23,6 +23,7 @@
 #include "images/image_build.h"
 
 static char dir[64], path[160];
+static int go_fd = -1;
 
 static const char *at(const char *leaf)
 {
@@ -38,6 +39,8 @@ static void setup(void)
 	cr_assert(mkdtemp(dir));
 	cr_assert_eq(mkfifo(at("started"), 0600), 0);
 	cr_assert_eq(mkfifo(at("go"), 0600), 0);
+	go_fd = open(at("go"), O_RDWR | O_CLOEXEC);
+	cr_assert_geq(go_fd, 0);
 	snprintf(script, sizeof(script),
 		 "echo run >> '%s/runs'\n"
 		 "echo started > '%s/started'\n"
@@ -54,6 +57,9 @@ static void setup(void)
 
 static void teardown(void)
 {
+	if (go_fd >= 0)
+		close(go_fd);
+	go_fd = -1;
 	rm_tree(dir);
 }
 
@@ -112,15 +118,14 @@ static const char *await_waiting(int out_fd, int started_fd)
 	return NULL;
 }
 
-/* Lets every builder still held go (two lines: one each at most). */
+/* Lets every builder still held go (two lines: one each at most). The
+ * FIFO is held open read-write from set-up on, so the lines wait in it for
+ * a builder that has not opened it yet (a non-blocking write-only open
+ * failed with ENXIO then, and that builder waited out the test's timeout
+ * on a loaded machine). */
 static void release(void)
 {
-	int fd = open(at("go"), O_WRONLY | O_NONBLOCK);
-
-	if (fd >= 0) {
-		(void)!write(fd, "\n\n", 2);
-		close(fd);
-	}
+	(void)!write(go_fd, "\n\n", 2);
 }
 
 static void second_build_waits(bool force)
