@@ -13,7 +13,7 @@ command -v curl >/dev/null || fail "curl is missing"
 	fail "tests/mcp/node_modules is missing: run 'make mcp-client' (npm ci in tests/mcp)"
 SANDBOXES="alice.h1 alice.h2 bob.h1"	# removed by the client; sb_cleanup if a check failed
 TOK="$T/tokens.json"
-"$MVM" serve token add alice --tokens "$TOK" --sandboxes 1 > "$T/alice" || fail "token add alice"
+"$MVM" serve token add alice --tokens "$TOK" --sandboxes 1 --checkpoints 0 > "$T/alice" || fail "token add alice"
 "$MVM" serve token add bob --tokens "$TOK" > "$T/bob" || fail "token add bob"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -20,7 +20,7 @@ expect_match "token form" '^mvm_[0-9a-f]{64}$' "$A"
 expect_eq "tokens file mode" 600 "$(stat -c %a "$TOK")"
 grep -q "$A" "$TOK" && fail "the token itself is in the tokens file"
 run_mvm serve token ls --tokens "$TOK"
-expect_match "token ls" '^alice	sandboxes=2 .* templates=2$' "$(cat "$T/out")"
+expect_match "token ls" '^alice	sandboxes=2 .* templates=2 checkpoints=32$' "$(cat "$T/out")"
 
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 SERVE_PID=""

@@ -210,11 +210,15 @@ def phase_templates():
 
 
 def set_alice_disk(disk):
-    """Rewrite alice's disk quota in the tokens file (0600, replaced whole): the server rereads it."""
+    set_alice("disk", disk)
+
+
+def set_alice(key, value):
+    """Rewrite one of alice's quotas in the tokens file (0600, replaced whole): the server rereads it."""
     path = os.environ["SERVE_TOKENS"]
     with open(path) as f:
         tokens = json.load(f)
-    tokens["tenants"]["alice"]["disk"] = disk
+    tokens["tenants"]["alice"][key] = value
     tmp = path + ".new"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
@@ -250,6 +254,30 @@ def template_disk_quota():
     expect_error("the refused template does not exist", 404, call("POST", "/v1/sandboxes", body={"name": "w3", "template": "t2"}))
     set_alice_disk(quota["disk"])
     expect("the quota back", quota["disk"], call("GET", "/v1/capacity")[1]["tenant"]["quota"]["disk"])
+
+
+def checkpoint_quota(before):
+    """A checkpoint counts in the tenant's use (one more, its bytes in the disk); past the count or
+    the disk the next is refused with 429 before the VMM writes anything."""
+    st, j = call("GET", "/v1/capacity")
+    used, quota = j["tenant"]["used"], j["tenant"]["quota"]
+    expect("capacity: checkpoints held", (before["checkpoints"] + 1, 32), (used["checkpoints"], quota["checkpoints"]))
+    if used["disk"] < before["disk"] + (1 << 20):
+        fail(f"the checkpoint's memory file and frozen layer are not in the disk used: {before['disk']} -> {used['disk']}")
+    set_alice("checkpoints", used["checkpoints"])
+    st, j = call("POST", "/v1/sandboxes/w1/checkpoints", body={"tag": "c2"})
+    expect_error("checkpoint past the count", 429, (st, j))
+    if "quota" not in j["error"] or "checkpoints" not in j["error"]:
+        fail("checkpoint count refusal does not say so: " + j["error"])
+    set_alice("checkpoints", quota["checkpoints"])
+    # Room for less than its memory and whole disk.
+    set_alice_disk(used["disk"] + (16 << 20))
+    st, j = call("POST", "/v1/sandboxes/w1/checkpoints", body={"tag": "c2"})
+    expect_error("checkpoint past the disk", 429, (st, j))
+    if "quota" not in j["error"] or "disk" not in j["error"]:
+        fail("checkpoint disk refusal does not say so: " + j["error"])
+    set_alice_disk(quota["disk"])
+    expect("the refusals took none", ["c1"], [c["tag"] for c in call("GET", "/v1/sandboxes/w1/checkpoints")[1]["checkpoints"]])
 
 
 def phase_main():
@@ -353,10 +381,12 @@ def phase_main():
     expect("alice's sandbox untouched", "running", call("GET", "/v1/sandboxes/w1")[1]["status"])
 
     # Checkpoint, change, rollback: the change is gone.
+    before = call("GET", "/v1/capacity")[1]["tenant"]["used"]
     st, j = call("POST", "/v1/sandboxes/w1/checkpoints", body={"tag": "c1"})
     expect("checkpoint", 201, st)
     st, j = call("GET", "/v1/sandboxes/w1/checkpoints")
     expect("checkpoints", ["c1"], [c["tag"] for c in j["checkpoints"]])
+    checkpoint_quota(before)
     call("PUT", "/v1/sandboxes/w1/files?path=/tmp/after", body=b"later")
     st, j = call("POST", "/v1/sandboxes/w1/rollback", body={"tag": "c1"})
     expect("rollback", 200, st)
@@ -386,6 +416,19 @@ def phase_main():
     if not any("example.com" in r for r in j.get("allow", [])):
         fail(f"network allow: {j!r}")
     expect_error("bob network", 404, call("POST", "/v1/sandboxes/w1/network", token=BOB, body={"allow": "example.net"}))
+    # Removal: never by another tenant; by alice, gone from the rules the VMM enforces, the rest kept.
+    expect_error("bob network remove", 404, call("POST", "/v1/sandboxes/w1/network", token=BOB, body={"remove": "example.com:443"}))
+    if not any("example.com" in r for r in call("GET", "/v1/sandboxes/w1/network")[1].get("allow", [])):
+        fail("bob's refused remove took alice's rule")
+    st, j = call("POST", "/v1/sandboxes/w1/network", body={"remove": "example.com:443"})
+    expect("network remove", 200, st)
+    st, j = call("GET", "/v1/sandboxes/w1/network")
+    allow = j.get("allow", [])
+    if st != 200 or any("example.com" in r for r in allow) or not any("example.org" in r for r in allow):
+        fail(f"network after remove: {st} {j!r}")
+    st, j = call("POST", "/v1/sandboxes/w1/network", body={"remove": "example.com:443"})
+    if not 400 <= st < 500 or "error" not in j:
+        fail(f"removing a rule that is not there: {st} {j!r}")
     # Events: the sandbox's lifecycle as JSON lines.
     st, data = call("GET", "/v1/sandboxes/w1/events", raw=True)
     types = [json.loads(l)["type"] for l in data.decode().splitlines() if l]

@@ -1,6 +1,6 @@
 // The official MCP TypeScript SDK client drives `mvm serve`'s MCP endpoint
 // over the Streamable HTTP transport (tests/integration/mcp-http.sh), as
-// tenants alice (token A, quota of one sandbox) and bob (token B).
+// tenants alice (token A, quota of one sandbox and no checkpoint) and bob (token B).
 // Exit 0 when every check holds.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -77,6 +77,11 @@ assert.equal(r.isError, false, JSON.stringify(r));
 r = await call(a.client, "file_read", { name: SB, path: "/tmp/note" });
 assert.equal(r.isError, false, JSON.stringify(r));
 assert.equal(r.structuredContent.content, "from MCP over HTTP\n");
+
+step("the checkpoint quota holds over MCP as over the REST API (alice may hold none)");
+r = await call(a.client, "checkpoint", { name: SB });
+assert.equal(r.isError, true, JSON.stringify(r));
+assert.match(r.content[0].text, /quota: at most 0 checkpoints/);
 
 step("one namespace with the REST API: alice's h1 is /v1/sandboxes/h1");
 let g = await fetch(`${BASE}/v1/sandboxes/${SB}`, { headers: { Authorization: `Bearer ${A}` } });

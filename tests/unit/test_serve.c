@@ -288,6 +288,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	struct stat st;
 
 	q.templates = 3;
+	q.checkpoints = 9;
 	cr_assert_eq(sv_token_add(path, "alice", &q, tok, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(sv_token_add(path, "bob", &q, tok2, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(strlen(tok), SV_TOKEN_LEN);
@@ -303,6 +304,7 @@ Test(serve_token, add_prints_a_token_whose_hash_alone_is_kept)
 	hit = sv_token_find(t, tok);
 	cr_assert(hit && !strcmp(hit->name, "alice"));
 	cr_assert_eq(hit->quota.templates, 3, "the template count through the file");
+	cr_assert_eq(hit->quota.checkpoints, 9, "the checkpoint count through the file");
 	hit = sv_token_find(t, tok2);
 	cr_assert(hit && !strcmp(hit->name, "bob"));
 	tok[10] ^= 1;
@@ -332,6 +334,12 @@ Test(serve_token, the_file_is_parsed_strictly)
 	cr_assert_eq(t->t[0].quota.memory, 1048576);
 	cr_assert_eq(t->t[0].quota.cpus, SV_QUOTA_DEFAULT.cpus);
 	cr_assert_eq(t->t[0].quota.templates, 2, "no \"templates\": as many as its sandboxes");
+	cr_assert_eq(t->t[0].quota.checkpoints, SV_QUOTA_DEFAULT.checkpoints, "no \"checkpoints\": the default");
+	snprintf(ok, sizeof(ok), "{\"tenants\":{\"a\":{\"sha256\":%s,\"checkpoints\":5}}}", h);
+	cr_assert_eq(sv_tokens_parse(ok, t, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(t->t[0].quota.checkpoints, 5);
+	snprintf(bad, sizeof(bad), "{\"tenants\":{\"a\":{\"sha256\":%s,\"checkpoints\":-1}}}", h);
+	cr_assert_eq(sv_tokens_parse(bad, t, err, sizeof(err)), -EINVAL);
 	snprintf(ok, sizeof(ok), "{\"tenants\":{\"a\":{\"sha256\":%s,\"sandboxes\":2,\"templates\":7}}}", h);
 	cr_assert_eq(sv_tokens_parse(ok, t, err, sizeof(err)), 0, "%s", err);
 	cr_assert_eq(t->t[0].quota.templates, 7);
@@ -391,23 +399,29 @@ Test(serve_rate, exec_streams_are_capped_per_tenant)
 
 Test(serve_quota, each_limit_refuses_and_says_which)
 {
-	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30, 2 }, use = { 1, 2, 1ull << 30, 1ull << 30, 0 };
+	struct sv_quota q = { 2, 4, 2ull << 30, 10ull << 30, 2, 0 }, use = { 1, 2, 1ull << 30, 1ull << 30, 0, 0 };
 	char why[256];
 
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30, 0 }, why, sizeof(why)), 0);
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1, 0 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 2, 1ull << 30, 1ull << 30, 0, 0 }, why, sizeof(why)), 0);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 2, 1, 1, 1, 0, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "sandboxes"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1, 0 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 3, 1, 1, 0, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "vCPUs"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1, 0 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, (1ull << 30) + 1, 1, 0, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "memory"));
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX, 0 }, why, sizeof(why)), -1);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, UINT64_MAX, 0, 0 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "disk"));
 	/* Templates: their count, only when one is asked for. */
 	use.templates = 2;
 	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ .templates = 1 }, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "templates"), "%s", why);
-	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, 1, 0 }, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, 1, 0, 0 }, why, sizeof(why)), 0, "%s", why);
+	/* Checkpoints: their count over all sandboxes, only when one is asked for. */
+	q.checkpoints = 3;
+	use.checkpoints = 3;
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ .checkpoints = 1 }, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "at most 3 checkpoints"), "%s", why);
+	cr_assert_eq(sv_quota_check(&q, &use, &(struct sv_quota){ 1, 1, 1, 1, 0, 0 }, why, sizeof(why)), 0, "%s", why);
 }
 
 Test(serve_listen, loopback_is_told_apart)

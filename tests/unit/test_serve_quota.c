@@ -1,6 +1,8 @@
-/* A tenant's quota counts its templates (tools/serve/serve_quota.h): their
- * bytes in its disk, how many it holds, reserved before one is made and
- * measured after, beside its sandboxes and what is in flight. */
+/* A tenant's quota counts its templates and checkpoints
+ * (tools/serve/serve_quota.h): their bytes in its disk, how many it holds,
+ * reserved before one is made (a template measured after), beside its
+ * sandboxes, what else their state directories hold, and what is in
+ * flight. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/fs_util.h"
+#include "snapshots/state_file.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/serve/serve.h"
 #include "tools/serve/serve_quota.h"
@@ -141,9 +144,9 @@ static struct sv_server *server(void)
 
 Test(serve_quota_templates, a_template_past_the_disk_is_refused_before_it_is_made)
 {
-	struct sv_quota q = { 4, 8, 8 * GiB, 1 * GiB + 4 * MiB, 4 };
+	struct sv_quota q = { 4, 8, 8 * GiB, 1 * GiB + 4 * MiB, 4, 0 };
 	struct sv_quota big = { .templates = 1, .disk = 2 * MiB }, small = { .templates = 1, .disk = 1 * MiB };
-	struct sv_quota box = { 1, 1, 256 * MiB, 1 * MiB, 0 };
+	struct sv_quota box = { 1, 1, 256 * MiB, 1 * MiB, 0, 0 };
 	struct sv_server *s = server();
 	char why[256];
 	int slot;
@@ -166,8 +169,8 @@ Test(serve_quota_templates, a_template_past_the_disk_is_refused_before_it_is_mad
 
 Test(serve_quota_templates, the_template_count_refuses_templates_only)
 {
-	struct sv_quota q = { 4, 8, 8 * GiB, 64 * GiB, 2 };
-	struct sv_quota one = { .templates = 1, .disk = 1 * MiB }, box = { 1, 1, 256 * MiB, 1 * GiB, 0 };
+	struct sv_quota q = { 4, 8, 8 * GiB, 64 * GiB, 2, 0 };
+	struct sv_quota one = { .templates = 1, .disk = 1 * MiB }, box = { 1, 1, 256 * MiB, 1 * GiB, 0, 0 };
 	struct sv_server *s = server();
 	char why[256];
 	int a, b;
@@ -191,7 +194,7 @@ Test(serve_quota_templates, the_template_count_refuses_templates_only)
 
 Test(serve_quota_templates, a_template_larger_than_its_bound_is_caught_after)
 {
-	struct sv_quota q = { 4, 8, 8 * GiB, 1 * GiB + 4 * MiB, 4 };
+	struct sv_quota q = { 4, 8, 8 * GiB, 1 * GiB + 4 * MiB, 4, 0 };
 	char why[256];
 
 	sandbox("alice.w1", 1 * GiB);
@@ -201,7 +204,7 @@ Test(serve_quota_templates, a_template_larger_than_its_bound_is_caught_after)
 	cr_assert_eq(sv_quota_disk_recheck("alice", &q, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "disk"), "%s", why);
 	/* Only the disk: sandboxes past a lowered count do not remove a template. */
-	q = (struct sv_quota){ 0, 0, 0, 2 * GiB, 0 };
+	q = (struct sv_quota){ 0, 0, 0, 2 * GiB, 0, 0 };
 	cr_assert_eq(sv_quota_disk_recheck("alice", &q, why, sizeof(why)), 0, "%s", why);
 }
 
@@ -209,4 +212,108 @@ Test(serve_quota_templates, the_bound_is_the_memory_and_the_whole_disk)
 {
 	cr_assert_eq(sv_quota_tpl_bound(256 * MiB, 1 * GiB), 256 * MiB + 1 * GiB);
 	cr_assert_eq(sv_quota_tpl_bound(UINT64_MAX, 1), UINT64_MAX, "a sum that wraps would pass any check");
+}
+
+/* @len bytes of data in the file @file of sandbox @host's state dir (@sub "" or a directory, made). */
+static void state_file(const char *host, const char *sub, const char *file, size_t len)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s/%s", state, host, sub);
+	if (sub[0])
+		mkdir(p, 0700);
+	snprintf(p, sizeof(p), "%s/%s/%s%s%s", state, host, sub, sub[0] ? "/" : "", file);
+	data_file(p, len);
+}
+
+static void disk_top(const char *host, const char *line)
+{
+	char p[256];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s/disk-top", state, host);
+	cr_assert_not_null(f = fopen(p, "w"));
+	fputs(line, f);
+	fclose(f);
+}
+
+TestSuite(serve_quota_checkpoints, .init = setup, .fini = teardown);
+
+Test(serve_quota_checkpoints, a_sandboxes_checkpoints_count_and_their_bytes_are_in_its_disk)
+{
+	struct sv_quota use;
+
+	sandbox("alice.w1", 1 * GiB);
+	/* Before a checkpoint: its disk counts its size, not the bytes written to it. */
+	state_file("alice.w1", "", "data.img", 3 * MiB);
+	cr_assert_eq(sv_quota_usage("alice", &use), 0);
+	cr_assert_eq(use.checkpoints, 0);
+	cr_assert_lt(use.disk, 1 * GiB + 1 * MiB, "the writable disk counted twice: %llu", (unsigned long long)use.disk);
+	/* One checkpoint: data.img frozen under layer-1 (the new top), a memory and a state file. */
+	state_file("alice.w1", "checkpoints", "0.mem", 2 * MiB);
+	state_file("alice.w1", "checkpoints", "0.state", 64 << 10);
+	state_file("alice.w1", "", "layer-1.qcow2", 5 * MiB);
+	disk_top("alice.w1", "layer-1.qcow2 qcow2 2 1\n");
+	sandbox("bob.w1", 1 * GiB);
+	state_file("bob.w1", "checkpoints", "0.mem", 7 * MiB);
+	cr_assert_eq(sv_quota_usage("alice", &use), 0);
+	cr_assert_eq(use.checkpoints, 1, "the checkpoint is not counted");
+	cr_assert_geq(use.disk, 1 * GiB + 5 * MiB, "the frozen layer and memory file are not in the disk: %llu",
+		      (unsigned long long)use.disk);
+	cr_assert_lt(use.disk, 1 * GiB + 6 * MiB, "the new top counted beside its reservation, or bob's: %llu",
+		     (unsigned long long)use.disk);
+}
+
+Test(serve_quota_checkpoints, a_forks_snapshot_is_in_its_disk)
+{
+	struct sv_quota use;
+
+	sandbox("alice.f1", 1 * GiB);
+	state_file("alice.f1", "origin", "memory", 4 * MiB);
+	state_file("alice.f1", "origin", "data.img", 2 * MiB);
+	cr_assert_eq(sv_quota_usage("alice", &use), 0);
+	cr_assert_geq(use.disk, 1 * GiB + 6 * MiB, "the fork's snapshot is not counted: %llu",
+		      (unsigned long long)use.disk);
+	cr_assert_eq(use.checkpoints, 0);
+}
+
+Test(serve_quota_checkpoints, the_count_and_the_disk_refuse_a_checkpoint_before_it_is_taken)
+{
+	struct sv_quota q = SV_QUOTA_DEFAULT;
+	struct sv_quota box = { .sandboxes = 1, .cpus = 1, .memory = 256 * MiB, .disk = 1 * MiB };
+	struct sv_server *s = server();
+	char why[256];
+	int a, b;
+
+	sandbox("alice.w1", 1 * GiB);
+	state_file("alice.w1", "checkpoints", "0.mem", 1 * MiB);
+	q.checkpoints = 2;
+	a = sv_quota_ckpt_reserve(s, "alice", "alice.w1", &q, why, sizeof(why));
+	cr_assert_geq(a, 0, "%s", why);
+	/* One held, one in flight: a third is refused; a sandbox is not. */
+	cr_assert_eq(sv_quota_ckpt_reserve(s, "alice", "alice.w1", &q, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "at most 2 checkpoints") && strstr(why, "2 held"), "%s", why);
+	b = sv_quota_reserve(s, "alice", "alice.w2", &q, &box, why, sizeof(why));
+	cr_assert_geq(b, 0, "%s", why);
+	sv_quota_release(s, b);
+	cr_assert_geq(b = sv_quota_ckpt_reserve(s, "bob", "alice.w1", &q, why, sizeof(why)), 0, "bob is not alice: %s",
+		      why);
+	sv_quota_release(s, b);
+	sv_quota_release(s, a);
+	/* Room for less than the most one checkpoint can add (its memory and whole disk): refused. */
+	q.disk = 1 * GiB + 2 * MiB + 1 * GiB;
+	cr_assert_eq(sv_quota_ckpt_reserve(s, "alice", "alice.w1", &q, why, sizeof(why)), -1);
+	cr_assert(strstr(why, "disk"), "%s", why);
+	q.disk = 64 * GiB;
+	cr_assert_eq(sv_quota_ckpt_reserve(s, "alice", "alice.nope", &q, why, sizeof(why)), -2, "no config: %s", why);
+	free(s);
+}
+
+Test(serve_quota_checkpoints, the_bound_covers_memory_disk_tables_and_state)
+{
+	uint64_t b = sv_quota_ckpt_bound(256 * MiB, 1 * GiB);
+
+	cr_assert_geq(b, 256 * MiB + 1 * GiB + SNAP_STATE_MAX + (1 * GiB) / 400, "%llu", (unsigned long long)b);
+	cr_assert_lt(b, 256 * MiB + 1 * GiB + 64 * MiB, "%llu", (unsigned long long)b);
+	cr_assert_eq(sv_quota_ckpt_bound(UINT64_MAX, 1), UINT64_MAX, "a sum that wraps would pass any check");
 }

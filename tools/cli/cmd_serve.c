@@ -14,17 +14,18 @@ static const char serve_usage[] =
 	"                 [--tokens FILE] [--log FILE] [--allow-max FILE] [--max-conns N] [--max-per-ip N]\n"
 	"                 [--idle-timeout S] [--rate R] [--burst N] [--max-streams N] [--max-file SIZE]\n"
 	"       mvm serve token add TENANT [--sandboxes N] [--cpus N] [--memory SIZE] [--disk SIZE]\n"
-	"                                  [--templates N]\n"
+	"                                  [--templates N] [--checkpoints N]\n"
 	"       mvm serve token ls | token rm TENANT      [--tokens FILE]\n"
 	"Serve the HTTP API (docs/api.md, \"HTTP API\") on ADDR:PORT (default 127.0.0.1:7070).\n"
 	"Plain HTTP only on loopback unless --allow-plain-http; elsewhere give a certificate.\n"
 	"Each tenant has one bearer token (token add prints it once; the file keeps its\n"
 	"SHA-256) and sees only its own sandboxes. Its --disk counts its sandboxes' disks\n"
-	"and the bytes its templates hold; --templates caps how many it holds.\n";
+	"and the bytes its checkpoints and templates hold; --templates and --checkpoints\n"
+	"cap how many of each it holds (checkpoints over all its sandboxes).\n";
 
 enum { O_LISTEN = 1000, O_CERT, O_KEY, O_PLAIN, O_TOKENS, O_LOG, O_CONNS, O_PERIP, O_IDLE, O_RATE,
        O_BURST, O_STREAMS, O_MAXFILE, O_ALLOW_MAX, O_SANDBOXES, O_CPUS, O_MEMORY, O_DISK,
-       O_TEMPLATES };
+       O_TEMPLATES, O_CHECKPOINTS };
 
 static const struct option serve_opts[] = {
 	{ "listen", required_argument, NULL, O_LISTEN }, { "tls-cert", required_argument, NULL, O_CERT },
@@ -36,7 +37,7 @@ static const struct option serve_opts[] = {
 	{ "max-file", required_argument, NULL, O_MAXFILE }, { "allow-max", required_argument, NULL, O_ALLOW_MAX },
 	{ "sandboxes", required_argument, NULL, O_SANDBOXES }, { "cpus", required_argument, NULL, O_CPUS },
 	{ "memory", required_argument, NULL, O_MEMORY }, { "disk", required_argument, NULL, O_DISK },
-	{ "templates", required_argument, NULL, O_TEMPLATES },
+	{ "templates", required_argument, NULL, O_TEMPLATES }, { "checkpoints", required_argument, NULL, O_CHECKPOINTS },
 	{ "help", no_argument, NULL, 'h' }, { 0 },
 };
 
@@ -71,6 +72,7 @@ static int serve_opt(struct serve_args *a, int ch, char *arg)
 	case O_SANDBOXES: r = num("sandboxes", arg, 0, 100000, &n); a->q.sandboxes = (int)n; break;
 	case O_CPUS: r = num("cpus", arg, 0, 100000, &n); a->q.cpus = (int)n; break;
 	case O_TEMPLATES: r = num("templates", arg, 0, 100000, &n); a->q.templates = (int)n; break;
+	case O_CHECKPOINTS: r = num("checkpoints", arg, 0, 100000, &n); a->q.checkpoints = (int)n; break;
 	case O_MAXFILE: r = cli_parse_size(arg, &a->o.max_file); break;
 	case O_MEMORY: r = cli_parse_size(arg, &a->q.memory); break;
 	case O_DISK: r = cli_parse_size(arg, &a->q.disk); break;
@@ -140,10 +142,11 @@ static int token_cmd(const struct serve_args *a)
 			return MVM_EXIT_ERROR;
 		ret = sv_tokens_load(path, t, err, sizeof(err));
 		for (int i = 0; !ret && i < t->n; i++)
-			printf("%s\tsandboxes=%d cpus=%d memory=%lluM disk=%lluM templates=%d\n", t->t[i].name,
-			       t->t[i].quota.sandboxes, t->t[i].quota.cpus,
+			printf("%s\tsandboxes=%d cpus=%d memory=%lluM disk=%lluM templates=%d checkpoints=%d\n",
+			       t->t[i].name, t->t[i].quota.sandboxes, t->t[i].quota.cpus,
 			       (unsigned long long)(t->t[i].quota.memory >> 20),
-			       (unsigned long long)(t->t[i].quota.disk >> 20), t->t[i].quota.templates);
+			       (unsigned long long)(t->t[i].quota.disk >> 20), t->t[i].quota.templates,
+			       t->t[i].quota.checkpoints);
 		free(t);
 	}
 	if (ret)

@@ -29,6 +29,13 @@ struct mcp_app {
 	 */
 	int (*create_reserve)(void *ctx, const char *host, int cpus, uint64_t memory, char *err, size_t cap);
 	int (*create_done)(void *ctx, int slot, const char *host, bool ok, char *err, size_t cap);
+	/*
+	 * Optional (mvm serve: the tenant's quota), called by checkpoint
+	 * before the VMM is asked, with the sandbox's host name: a slot >= 0,
+	 * or -1 with @err; checkpoint_done() gets the slot back after.
+	 */
+	int (*checkpoint_reserve)(void *ctx, const char *host, char *err, size_t cap);
+	void (*checkpoint_done)(void *ctx, int slot);
 	void *hook_ctx;
 };
 

@@ -303,12 +303,18 @@ static cJSON *api(struct mcp_call *c, const char *name, const char *op, const ch
 int mcp_tool_checkpoint(struct mcp_call *c, const cJSON *args, cJSON *out)
 {
 	const char *name = mcp_name(c, args), *tag;
+	const struct mcp_app *a = mcp_app_of(c);
+	int slot = -1;
 	cJSON *r;
 
 	if (mcp_need_sandbox(c, name))
 		return -1;
+	if (a->checkpoint_reserve && (slot = a->checkpoint_reserve(a->hook_ctx, name, c->err, sizeof(c->err))) < 0)
+		return -1;
 	mcp_progress(c, "checkpoint: saving memory, devices and disk");
 	r = api(c, name, "checkpoint", mcp_arg_str(args, "tag"));
+	if (a->checkpoint_done && slot >= 0)
+		a->checkpoint_done(a->hook_ctx, slot);
 	if (!r)
 		return -1;
 	tag = mcp_arg_str(r, "tag");

@@ -1,4 +1,5 @@
 /* `mvm serve`'s short conversations with a guest agent (tools/serve/serve_agent.h). */
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -65,6 +66,52 @@ int sv_agent_open(struct sv_call *c, struct sv_out *o, bool put)
 }
 
 /* EXEC @argv with no stdin and a timeout. 0 or -1 with @err. */
+int sv_agent_ok(struct sv_call *c, struct sv_out *o, int fd, uint64_t deadline, uint8_t *buf, int status)
+{
+	char err[400];
+	struct ap_hdr h;
+
+	if (!sv_agent_frame(fd, deadline, &h, buf, NULL, err, sizeof(err))) {
+		sv_reply_error(o, strstr(err, "No such file") ? 404 : status, "%s: %s", c->query_path, err);
+		return -1;
+	}
+	if (h.type != AP_OK) {
+		sv_reply_error(o, 502, "unexpected frame from the guest agent");
+		return -1;
+	}
+	return 0;
+}
+
+int sv_agent_put(struct sv_call *c, int fd)
+{
+	const char *slash = strrchr(c->query_path, '/');
+	uint8_t req[2 * AP_PATH_MAX + 16];
+	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
+	char dir[SV_PATH_MAX + 1];
+
+	snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - c->query_path), c->query_path);
+	ap_put_str(&w, dir);
+	ap_put_str(&w, slash + 1);
+	return w.err ? -ENAMETOOLONG : ap_write_frame(fd, AP_PUT, req, w.len);
+}
+
+void sv_agent_written(struct sv_call *c, struct sv_out *o, bool ok, int status, long entries, uint64_t bytes)
+{
+	cJSON *j;
+
+	if (!ok) {
+		if (!o->status)
+			sv_reply_error(o, 503, "lost the connection to the guest agent");
+		return;
+	}
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "path", c->query_path);
+	if (entries >= 0)
+		cJSON_AddNumberToObject(j, "entries", (double)entries);
+	cJSON_AddNumberToObject(j, "bytes", (double)bytes);
+	sv_reply_json(o, status, j);
+}
+
 static int send_exec(int fd, char *const argv[], char *err, size_t errcap)
 {
 	char *env[] = { NULL };

@@ -7,6 +7,7 @@
 #ifndef MVM_SERVE_AGENT_H
 #define MVM_SERVE_AGENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,6 +32,27 @@ int sv_agent_frame(int fd, uint64_t deadline, struct ap_hdr *h, uint8_t *buf, un
  * with @o set (400, 409, 503).
  */
 int sv_agent_open(struct sv_call *c, struct sv_out *o, bool put);
+
+/*
+ * The agent's OK to what was sent, before @deadline: 0, or -1 with @o set
+ * (404 when it says the path is missing, @status for another refusal, 502
+ * for any other frame). @buf: AP_MAX_PAYLOAD + 1 bytes.
+ */
+int sv_agent_ok(struct sv_call *c, struct sv_out *o, int fd, uint64_t deadline, uint8_t *buf, int status);
+
+/*
+ * The PUT for ?path=DIR/NAME (sv_agent_open checked it): sent as DIR/ and
+ * NAME, so it lands at the path and fails when DIR is not a directory
+ * (without the trailing '/' the agent would write at DIR). 0 or -errno.
+ */
+int sv_agent_put(struct sv_call *c, int fd);
+
+/*
+ * The end of a write to ?path=: worked (@o unset): @status with
+ * {"path", "entries" (when @entries >= 0), "bytes"}; else @o as set, or
+ * 503 when the exchange failed with nothing said (the agent went away).
+ */
+void sv_agent_written(struct sv_call *c, struct sv_out *o, bool ok, int status, long entries, uint64_t bytes);
 
 /*
  * Run argv[] (no shell unless argv says so) in @c's guest, stdin empty;

@@ -63,8 +63,10 @@ static cJSON *quota_json(const struct sv_quota *q)
 	cJSON_AddNumberToObject(j, "sandboxes", q->sandboxes);
 	cJSON_AddNumberToObject(j, "cpus", q->cpus);
 	cJSON_AddNumberToObject(j, "memory", (double)q->memory);
-	cJSON_AddNumberToObject(j, "disk", (double)q->disk);	/* sandboxes' disks and templates' bytes */
+	/* sandboxes' disks, their checkpoints' and templates' bytes */
+	cJSON_AddNumberToObject(j, "disk", (double)q->disk);
 	cJSON_AddNumberToObject(j, "templates", q->templates);
+	cJSON_AddNumberToObject(j, "checkpoints", q->checkpoints);
 	return j;
 }
 

@@ -220,7 +220,8 @@ static int recheck(struct sv_call *c, struct sv_out *o)
 
 static void create_run(struct sv_call *c, struct sv_out *o, const struct sv_create *cr, const char *image)
 {
-	struct sv_quota add = { 1, cr->cpus ? cr->cpus : 1, cr->memory ? cr->memory : 512ull << 20, 1ull << 30, 0 };
+	struct sv_quota add = { .sandboxes = 1, .cpus = cr->cpus ? cr->cpus : 1,
+				.memory = cr->memory ? cr->memory : 512ull << 20, .disk = 1ull << 30 };
 	struct argv_b *a = calloc(1, sizeof(*a));
 	char why[256], *err = malloc(ERR_CAP);
 	int slot, st, efd = -1;
@@ -324,7 +325,7 @@ void sv_op_fork(struct sv_call *c, struct sv_out *o)
 {
 	char name[SV_NAME_MAX + 1], host[sizeof(c->host)], why[256], *err = NULL;
 	char *argv[] = { "mvm", "fork", c->host, host, NULL };
-	struct sv_quota add = { 1, 1, 0, 0, 0 };
+	struct sv_quota add = { .sandboxes = 1, .cpus = 1 };
 	struct sb_config cfg;
 	int st = sv_fork_parse(c->body, c->len, name, sizeof(name), why, sizeof(why)), slot;
 
@@ -340,7 +341,9 @@ void sv_op_fork(struct sv_call *c, struct sv_out *o)
 		sv_reply_error(o, 400, "name too long");
 		return;
 	}
-	add = (struct sv_quota){ 1, cfg.cpus, cfg.mem, cfg.disk_size, 0 };
+	/* Its disk's reservation and the snapshot it starts from (kept in its state dir). */
+	add = (struct sv_quota){ .sandboxes = 1, .cpus = cfg.cpus, .memory = cfg.mem,
+				 .disk = cfg.disk_size + sv_quota_tpl_bound(cfg.mem, cfg.disk_size) };
 	sb_config_free(&cfg);
 	slot = sv_quota_reserve(c->s, c->tenant.name, host, &c->tenant.quota, &add, why, sizeof(why));
 	if (slot < 0) {
@@ -358,6 +361,10 @@ void sv_op_fork(struct sv_call *c, struct sv_out *o)
 	sv_quota_release(c->s, slot);
 	if (st) {
 		sv_reply_error(o, 500, "fork: %s", st < 0 ? strerror(-st) : sv_child_reason(err));
+	} else if (sv_quota_disk_recheck(c->tenant.name, &c->tenant.quota, why, sizeof(why))) {
+		/* Measured: the snapshot's layers took more than the bound (a checkpointed source). */
+		sv_remove_sandbox(host);
+		sv_reply_error(o, 429, "fork: %s (the fork was removed)", why);
 	} else {
 		snprintf(c->host, sizeof(c->host), "%s", host);
 		snprintf(c->r.name, sizeof(c->r.name), "%s", name);

@@ -4,7 +4,6 @@
  * is hostile: every wait has a deadline and every byte counts against the
  * server's file cap.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -103,53 +102,18 @@ static int send_file(int fd, const uint8_t *p, size_t n, uint8_t *buf)
 	return ret ? ret : ap_write_frame(fd, AP_END, NULL, 0);
 }
 
-/* Wait for the agent's OK. 0, or -1 with @o set. */
-static int expect_ok(struct sv_call *c, struct sv_out *o, int fd, uint64_t deadline, uint8_t *buf)
-{
-	struct ap_hdr h;
-	char err[400];
-
-	if (!sv_agent_frame(fd, deadline, &h, buf, NULL, err, sizeof(err))) {
-		sv_reply_error(o, strstr(err, "No such file") ? 404 : 502, "%s: %s", c->query_path, err);
-		return -1;
-	}
-	if (h.type != AP_OK) {
-		sv_reply_error(o, 502, "unexpected frame from the guest agent");
-		return -1;
-	}
-	return 0;
-}
-
 void sv_op_file_put(struct sv_call *c, struct sv_out *o)
 {
-	uint8_t *buf = malloc(AP_MAX_PAYLOAD + 1), req[2 * AP_PATH_MAX + 16];
-	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
+	uint8_t *buf = malloc(AP_MAX_PAYLOAD + 1);
 	uint64_t deadline = mono_now_ms() + SV_AGENT_OP_MS;
-	const char *slash;
-	char dir[SV_PATH_MAX];
-	cJSON *j;
+	bool ok;
 	int fd = -1;
 
 	if (!buf || (fd = sv_agent_open(c, o, true)) < 0)
 		goto out;
-	/* PUT DIR/ NAME lands at DIR/NAME, and fails when DIR is not a directory
-	 * (the trailing '/': without it the agent would write the file at DIR). */
-	slash = strrchr(c->query_path, '/');
-	snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - c->query_path), c->query_path);
-	ap_put_str(&w, dir);
-	ap_put_str(&w, slash + 1);
-	if (ap_write_frame(fd, AP_PUT, req, w.len) || expect_ok(c, o, fd, deadline, buf))
-		goto lost;
-	if (send_file(fd, (const uint8_t *)c->body, c->len, buf) || expect_ok(c, o, fd, deadline, buf))
-		goto lost;
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "path", c->query_path);
-	cJSON_AddNumberToObject(j, "bytes", (double)c->len);
-	sv_reply_json(o, 200, j);
-	goto out;
-lost:
-	if (!o->status)
-		sv_reply_error(o, 503, "lost the connection to the guest agent");
+	ok = !sv_agent_put(c, fd) && !sv_agent_ok(c, o, fd, deadline, buf, 502) &&
+	     !send_file(fd, (const uint8_t *)c->body, c->len, buf) && !sv_agent_ok(c, o, fd, deadline, buf, 502);
+	sv_agent_written(c, o, ok, 200, -1, c->len);
 out:
 	if (fd >= 0)
 		close(fd);

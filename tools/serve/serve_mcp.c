@@ -37,7 +37,7 @@ static void refuse(struct sv_out *o, int status, const char *msg)
 static int reserve(void *ctx, const char *host, int cpus, uint64_t memory, char *err, size_t cap)
 {
 	struct sv_call *c = ctx;
-	struct sv_quota add = { 1, cpus, memory, 1ull << 30, 0 };
+	struct sv_quota add = { .sandboxes = 1, .cpus = cpus, .memory = memory, .disk = 1ull << 30 };
 	char why[256];
 	int slot = sv_quota_reserve(c->s, c->tenant.name, host, &c->tenant.quota, &add, why, sizeof(why));
 
@@ -70,6 +70,20 @@ static int create_done(void *ctx, int slot, const char *host, bool ok, char *err
 	return ret;
 }
 
+/* checkpoint's quota: as POST /v1/sandboxes/NAME/checkpoints. */
+static int ckpt_reserve(void *ctx, const char *host, char *err, size_t cap)
+{
+	struct sv_call *c = ctx;
+	int slot = sv_quota_ckpt_reserve(c->s, c->tenant.name, host, &c->tenant.quota, err, cap);
+
+	return slot < 0 ? -1 : slot;
+}
+
+static void ckpt_done(void *ctx, int slot)
+{
+	sv_quota_release(((struct sv_call *)ctx)->s, slot);
+}
+
 /* The tools' context for @c: the server's policy, as tenant:NAME in TENANT.* */
 static struct mcp_app *tenant_app(struct sv_call *c)
 {
@@ -89,6 +103,8 @@ static struct mcp_app *tenant_app(struct sv_call *c)
 	}
 	a->create_reserve = reserve;
 	a->create_done = create_done;
+	a->checkpoint_reserve = ckpt_reserve;
+	a->checkpoint_done = ckpt_done;
 	a->hook_ctx = c;
 	return a;
 }

@@ -13,6 +13,7 @@
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/serve/serve.h"
+#include "tools/serve/serve_quota.h"
 
 #define API_MS  (600 * 1000)	/* a checkpoint of a big guest under emulation is slow */
 #define TAG_CAP 48
@@ -62,14 +63,22 @@ static cJSON *api(struct sv_call *c, struct sv_out *o, const char *op, const cha
 void sv_op_checkpoint(struct sv_call *c, struct sv_out *o)
 {
 	char tag[TAG_CAP], err[256];
-	int st = sv_tag_parse(c->body, c->len, false, tag, sizeof(tag), err, sizeof(err));
+	int st = sv_tag_parse(c->body, c->len, false, tag, sizeof(tag), err, sizeof(err)), slot;
 	cJSON *r;
 
 	if (st) {
 		sv_reply_error(o, st, "%s", err);
 		return;
 	}
-	if ((r = api(c, o, "checkpoint", tag)))
+	/* Its count and the most it adds on the host, reserved before the VMM writes a byte. */
+	slot = sv_quota_ckpt_reserve(c->s, c->tenant.name, c->host, &c->tenant.quota, err, sizeof(err));
+	if (slot < 0) {
+		sv_reply_error(o, slot == -1 ? 429 : 503, "checkpoint: %s", err);
+		return;
+	}
+	r = api(c, o, "checkpoint", tag);
+	sv_quota_release(c->s, slot);
+	if (r)
 		sv_reply_json(o, 201, r);
 }
 

@@ -53,16 +53,18 @@ static int tenant_parse(const cJSON *e, struct sv_tenant *t, char *err, size_t e
 	double s = num(e, "sandboxes", d.sandboxes), c = num(e, "cpus", d.cpus);
 	double m = num(e, "memory", (double)d.memory), k = num(e, "disk", (double)d.disk);
 	double n = num(e, "templates", s);	/* absent: the sandbox count, as before the field */
+	double p = num(e, "checkpoints", d.checkpoints);
 
 	if (!cJSON_IsObject(e) || !sv_tenant_ok(e->string) || !cJSON_IsString(h) || !sha256_hex_valid(h->valuestring) ||
-	    s < 0 || c < 0 || m < 0 || k < 0 || n < 0 || s > 100000 || c > 100000 || n > 100000) {
+	    s < 0 || c < 0 || m < 0 || k < 0 || n < 0 || p < 0 || s > 100000 || c > 100000 || n > 100000 ||
+	    p > 100000) {
 		snprintf(err, errlen, "tenant '%.32s': bad entry (name [a-z0-9][a-z0-9_-]{0,23}, sha256, quotas)",
 			 e->string);
 		return -EINVAL;
 	}
 	snprintf(t->name, sizeof(t->name), "%s", e->string);
 	snprintf(t->hash, sizeof(t->hash), "%s", h->valuestring);
-	t->quota = (struct sv_quota){ (int)s, (int)c, (uint64_t)m, (uint64_t)k, (int)n };
+	t->quota = (struct sv_quota){ (int)s, (int)c, (uint64_t)m, (uint64_t)k, (int)n, (int)p };
 	return 0;
 }
 
@@ -104,6 +106,7 @@ char *sv_tokens_format(const struct sv_tokens *t)
 		cJSON_AddNumberToObject(e, "memory", (double)t->t[i].quota.memory);
 		cJSON_AddNumberToObject(e, "disk", (double)t->t[i].quota.disk);
 		cJSON_AddNumberToObject(e, "templates", t->t[i].quota.templates);
+		cJSON_AddNumberToObject(e, "checkpoints", t->t[i].quota.checkpoints);
 	}
 	s = cJSON_Print(j);
 	cJSON_Delete(j);

@@ -3,8 +3,10 @@
  * an operator file (JSON, mode 0600, owned by the server's user), with the
  * tenant's quotas beside it:
  *   {"tenants": {"alice": {"sha256": HEX, "sandboxes": N, "cpus": N,
- *                          "memory": BYTES, "disk": BYTES, "templates": N}}}
- * ("templates" absent: as many as "sandboxes", the rule before it existed).
+ *                          "memory": BYTES, "disk": BYTES, "templates": N,
+ *                          "checkpoints": N}}}
+ * ("templates" absent: as many as "sandboxes", the rule before it existed;
+ * "checkpoints" absent: the default below).
  * A token is "mvm_" and 64 hex digits from getrandom(); it is printed once
  * by `mvm serve token add` and never stored.
  */
@@ -25,14 +27,18 @@ struct sv_quota {
 	int sandboxes;			/* sandboxes at once */
 	int cpus;			/* vCPUs over all of them */
 	uint64_t memory;		/* bytes over all of them */
-	/* Bytes of host disk: each sandbox's disk size plus the bytes its
-	 * templates hold (serve_tpl_scope.h, sv_tpl_usage). */
+	/* Bytes of host disk: each sandbox's disk size, the bytes its
+	 * checkpoints hold (sv_ckpt_held) and the bytes its templates hold
+	 * (serve_tpl_scope.h, sv_tpl_usage). */
 	uint64_t disk;
 	int templates;			/* templates made through the API, held at once */
+	/* Checkpoints held at once over all its sandboxes (each boot of a
+	 * sandbox starts with none: docs/api.md, "Tokens"). */
+	int checkpoints;
 };
 
 /* Defaults for `token add` without options. */
-#define SV_QUOTA_DEFAULT ((struct sv_quota){ 4, 8, 8ull << 30, 64ull << 30, 4 })
+#define SV_QUOTA_DEFAULT ((struct sv_quota){ 4, 8, 8ull << 30, 64ull << 30, 4, 32 })
 
 struct sv_tenant {
 	char name[SV_TENANT_MAX + 1];

@@ -1,17 +1,16 @@
 /* Whose template is it (tools/serve/serve_tpl_scope.h). */
 #include <cjson/cJSON.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/file_io.h"
 #include "snapshots/template.h"
+#include "tools/serve/serve_bytes.h"
 #include "tools/serve/serve_route.h"
 #include "tools/serve/serve_tpl_scope.h"
 
@@ -85,67 +84,25 @@ int sv_tpl_resolve(const struct op_policy *pol, const char *tenant, const char *
 	return -ENOENT;
 }
 
-/* A file's identity and the bytes it takes, to count a linked one once. */
-struct file_use {
-	dev_t dev;
-	ino_t ino;
-	uint64_t bytes;
-};
-
-struct uses {
-	struct file_use *v;
-	size_t n, cap;
-};
-
-static int use_cmp(const void *a, const void *b)
-{
-	const struct file_use *x = a, *y = b;
-
-	if (x->dev != y->dev)
-		return x->dev < y->dev ? -1 : 1;
-	return x->ino < y->ino ? -1 : x->ino > y->ino;
-}
-
-/* The regular files directly in @store's directory (a template is one level of files) into @u. */
-static int store_files(const char *store, struct uses *u)
+/* The files of @store's directory (a template is one level of files) into @u. */
+static int store_files(const char *store, struct sv_uses *u)
 {
 	char dir[PATH_MAX];
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-	int dfd;
+	int dfd, ret;
 
 	if (tpl_dir(store, dir, sizeof(dir)))
 		return -EINVAL;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd < 0 || !(d = fdopendir(dfd))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (dfd < 0)
 		return -errno;
-	}
-	while ((e = readdir(d))) {
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (u->n == u->cap) {
-			size_t cap = u->cap ? u->cap * 2 : 64;
-			struct file_use *nv = realloc(u->v, cap * sizeof(*nv));
-
-			if (!nv) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			u->v = nv;
-			u->cap = cap;
-		}
-		u->v[u->n++] = (struct file_use){ st.st_dev, st.st_ino, (uint64_t)st.st_blocks * 512 };
-	}
-	closedir(d);
-	return 0;
+	ret = sv_uses_add_dir(u, dfd, 0, NULL);
+	close(dfd);
+	return ret;
 }
 
 int sv_tpl_usage(const char *tenant, int *count, uint64_t *bytes)
 {
-	struct uses u = { 0 };
+	struct sv_uses u = { 0 };
 	char **names;
 	int n = tpl_list(&names), ret = n < 0 ? n : 0;
 
@@ -162,12 +119,9 @@ int sv_tpl_usage(const char *tenant, int *count, uint64_t *bytes)
 	}
 	if (n > 0)
 		free(names);
-	if (u.n)
-		qsort(u.v, u.n, sizeof(*u.v), use_cmp);
-	for (size_t i = 0; !ret && i < u.n; i++)
-		if (!i || use_cmp(&u.v[i - 1], &u.v[i]))
-			*bytes = *bytes + u.v[i].bytes < *bytes ? UINT64_MAX : *bytes + u.v[i].bytes;
-	free(u.v);
+	if (!ret)
+		*bytes = sv_uses_sum(&u);
+	sv_uses_free(&u);
 	if (ret)
 		*count = 0;
 	return ret;

@@ -10,7 +10,6 @@
  *    anything refused is a 400 before the guest sees a byte; then the
  *    agent extracts it beneath P (guest/agent/tree_recv.c).
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,45 +176,14 @@ int sv_tree_send(int fd, const struct sv_tar *t, uint32_t mode, uint8_t *buf)
 }
 
 /* The agent's answer: OK, or @status with its reason. 0 or -1 with @o set. */
-static int agent_ok(struct sv_call *c, struct sv_out *o, int fd, uint8_t *buf, int status)
-{
-	char err[400];
-	struct ap_hdr h;
-
-	if (!sv_agent_frame(fd, mono_now_ms() + SV_AGENT_OP_MS, &h, buf, NULL, err, sizeof(err))) {
-		sv_reply_error(o, strstr(err, "No such file") ? 404 : status, "%s: %s", c->query_path, err);
-		return -1;
-	}
-	if (h.type != AP_OK) {
-		sv_reply_error(o, 502, "unexpected frame from the guest agent");
-		return -1;
-	}
-	return 0;
-}
-
-/* PUT DIR/ NAME: lands at P, and fails when P's parent is not a directory. */
-static int put_request(struct sv_call *c, int fd)
-{
-	const char *slash = strrchr(c->query_path, '/');
-	uint8_t req[2 * AP_PATH_MAX + 16];
-	struct ap_wr w = { .buf = req, .cap = sizeof(req) };
-	char dir[SV_PATH_MAX + 1];
-
-	snprintf(dir, sizeof(dir), "%.*s/", (int)(slash - c->query_path), c->query_path);
-	ap_put_str(&w, dir);
-	ap_put_str(&w, slash + 1);
-	return w.err ? -ENAMETOOLONG : ap_write_frame(fd, AP_PUT, req, w.len);
-}
-
 void sv_op_tree_put(struct sv_call *c, struct sv_out *o)
 {
 	const struct timeval idle = { .tv_sec = SV_AGENT_OP_MS / 1000 };
 	uint8_t *buf = malloc(AP_MAX_PAYLOAD + 1);
 	struct sv_tar t = { 0 };
-	bool exists;
+	bool exists, ok;
 	uint32_t mode;
 	int fd = -1, st;
-	cJSON *j;
 
 	if (!buf) {
 		sv_reply_error(o, 500, "out of memory");
@@ -226,21 +194,13 @@ void sv_op_tree_put(struct sv_call *c, struct sv_out *o)
 		goto out;
 	/* An agent that stops reading fails the upload instead of holding this thread. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &idle, sizeof(idle));
-	if (put_request(c, fd) || agent_ok(c, o, fd, buf, 409))
-		goto lost;
-	/* A refusing agent drains what is sent: its reason comes after, even if a write failed. */
-	st = sv_tree_send(fd, &t, mode, buf);
-	if (agent_ok(c, o, fd, buf, 409) || st)
-		goto lost;
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "path", c->query_path);
-	cJSON_AddNumberToObject(j, "entries", (double)t.n);
-	cJSON_AddNumberToObject(j, "bytes", (double)t.bytes);
-	sv_reply_json(o, 200, j);
-	goto out;
-lost:
-	if (!o->status)
-		sv_reply_error(o, 503, "lost the connection to the guest agent");
+	ok = !sv_agent_put(c, fd) && !sv_agent_ok(c, o, fd, mono_now_ms() + SV_AGENT_OP_MS, buf, 409);
+	if (ok) {
+		/* A refusing agent drains what is sent: its reason comes after, even if a write failed. */
+		st = sv_tree_send(fd, &t, mode, buf);
+		ok = !sv_agent_ok(c, o, fd, mono_now_ms() + SV_AGENT_OP_MS, buf, 409) && !st;
+	}
+	sv_agent_written(c, o, ok, 200, (long)t.n, t.bytes);
 out:
 	if (fd >= 0)
 		close(fd);

@@ -8,7 +8,6 @@
  * set-id bits, links that leave the tree dropped), from which
  * baseline_copy_in() records the manifest and blobs and copies it in.
  */
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,7 +73,6 @@ void sv_op_workspace_put(struct sv_call *c, struct sv_out *o)
 	bool exists = false, staged = false;
 	uint32_t mode;
 	int fd;
-	cJSON *j;
 
 	if (sv_tree_plan(c, o, &t))
 		return;
@@ -105,11 +103,7 @@ void sv_op_workspace_put(struct sv_call *c, struct sv_out *o)
 			       "exist; the server's log says more)", c->query_path);
 		goto out;
 	}
-	j = cJSON_CreateObject();
-	cJSON_AddStringToObject(j, "path", c->query_path);
-	cJSON_AddNumberToObject(j, "entries", (double)t.n);
-	cJSON_AddNumberToObject(j, "bytes", (double)t.bytes);
-	sv_reply_json(o, 201, j);
+	sv_agent_written(c, o, true, 201, (long)t.n, t.bytes);
 out:
 	if (staged)
 		rm_tree(stage);
