@@ -48,15 +48,6 @@ double vm_elapsed(const struct vm *vm)
 	return mono_now_s() - vm->t0;
 }
 
-int vm_add_device(struct vm *vm, const struct vm_device_ops *ops, void *dev)
-{
-	if (vm->nr_devices == VM_MAX_DEVICES)
-		return -ENOSPC;
-	vm->devices[vm->nr_devices].ops = ops;
-	vm->devices[vm->nr_devices++].dev = dev;
-	return 0;
-}
-
 int vm_alloc_virtio_slot(struct vm *vm, uint64_t *base, uint32_t *irq)
 {
 	if (VIRTIO_IRQ_BASE + vm->next_virtio > VIRTIO_IRQ_MAX)

@@ -4,8 +4,11 @@
  *
  *   arm64-boot KERNEL-IMAGE INITRD 'COMMAND LINE'
  *
- * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC), loads the Image, the initrd
- * and the device tree, runs the exit loop, and prints the guest's UART
+ * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC)
+ * and mvm's virtio-mmio devices of devices/ on it: virtio-rng when
+ * MVM_ARM64_BOOT_RNG=1, virtio-blk over the raw file MVM_ARM64_BOOT_DISK
+ * (read-only) when set. Loads the Image, the initrd and the device tree
+ * (which names those devices), runs the exit loop, and prints the guest's UART
  * output line by line as "arm64-guest: ...". A hang guard ends the run:
  * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
  * KVM_RUN, and at most 50 million exits. Exit 0 only when the guest
@@ -20,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "devices/virtio_devices.h"
+#include "images/blk_backend.h"
 #include "vmm/arch/arm64/kvm/arm64_vm.h"
 
 #define RAM_SIZE  (256ULL << 20)
@@ -78,6 +83,36 @@ out:
 	return buf;
 }
 
+/* The devices of the environment's choice on the VM's device host. */
+static int add_devices(void)
+{
+	const char *rng = getenv("MVM_ARM64_BOOT_RNG");
+	const char *disk = getenv("MVM_ARM64_BOOT_DISK");
+	struct blk_backend *b = NULL;
+	int ret;
+
+	if (rng && !strcmp(rng, "1")) {
+		ret = virtio_rng_create(&vm.dev);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-rng: %s\n", strerror(-ret));
+			return ret;
+		}
+	}
+	if (disk && *disk) {
+		ret = blk_open_raw(disk, true, &b);
+		if (!ret)
+			ret = virtio_blk_create(&vm.dev, b, "mvm-arm64-disk");
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-blk on %s: %s\n", disk, strerror(-ret));
+			return ret;
+		}
+	}
+	for (int i = 0; i < vm.slots.n; i++)
+		printf("arm64-boot: virtio-mmio slot %d at 0x%llx, SPI %u\n", i,
+		       (unsigned long long)vm.slots.dev[i].base, vm.slots.dev[i].spi);
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -107,8 +142,15 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		return 1;
 	}
-	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err)) ||
-	    arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
+	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err))) {
+		printf("arm64-boot: FAIL %s\n", err);
+		return 1;
+	}
+	if (add_devices()) {
+		arm64_vm_destroy(&vm);
+		return 1;
+	}
+	if (arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
 		printf("arm64-boot: FAIL %s\n", err);
 		return 1;
 	}
@@ -128,8 +170,10 @@ int main(int argc, char **argv)
 		printf("arm64-boot: FAIL %s\n", err);
 	else
 		printf("arm64-boot: stopped: %s\n", stops[ret]);
-	printf("arm64-boot: %llu exits, %llu UART accesses, %llu to no device (last 0x%llx)\n",
+	printf("arm64-boot: %llu exits, %llu UART accesses, %llu virtio-mmio register accesses,"
+	       " %llu to no device (last 0x%llx)\n",
 	       (unsigned long long)st.exits, (unsigned long long)st.mmio_uart,
+	       (unsigned long long)st.mmio_virtio,
 	       (unsigned long long)st.mmio_other, (unsigned long long)st.last_other_addr);
 	arm64_vm_destroy(&vm);
 	free(kernel);
