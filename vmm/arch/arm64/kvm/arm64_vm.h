@@ -91,8 +91,9 @@ int arm64_vm_create(struct arm64_vm *vm, uint64_t ram_size, int ncpus, arm64_uar
  * virtio devices on &vm->dev with devices/'s constructors; each takes the
  * next slot of vm->slots (vm_alloc_virtio_slot, devhost_arm64.c), so
  * arm64_vm_load's device tree names it. arm64_vm_run starts them (their
- * ops' start) and the event loop; arm64_vm_destroy destroys them.
- * (devhost_arm64.c.)
+ * ops' start) and the event loop, once per VM (the loop's stop is not
+ * re-armed: a second run would find it stopped); arm64_vm_destroy
+ * destroys them. (devhost_arm64.c.)
  */
 int arm64_vm_devices_init(struct arm64_vm *vm, char *err, size_t errlen);
 int arm64_vm_devices_start(struct arm64_vm *vm, char *err, size_t errlen);
