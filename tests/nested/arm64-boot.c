@@ -7,7 +7,9 @@
  * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC)
  * and mvm's virtio-mmio devices of devices/ on it: virtio-rng when
  * MVM_ARM64_BOOT_RNG=1, virtio-blk over the raw file MVM_ARM64_BOOT_DISK
- * (read-only) when set. Loads the Image, the initrd and the device tree
+ * (read-only) when set, virtio-console (hvc0) writing into the file
+ * MVM_ARM64_BOOT_HVC when set, whose lines are printed as "arm64-boot:
+ * hvc0: ..." after the run. Loads the Image, the initrd and the device tree
  * (which names those devices), runs the exit loop, and prints the guest's UART
  * output line by line as "arm64-guest: ...". A hang guard ends the run:
  * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
@@ -83,11 +85,30 @@ out:
 	return buf;
 }
 
+static int hvc_fd = -1;
+
+/* What the guest wrote to hvc0, a line at a time. */
+static void print_hvc(void)
+{
+	const char *hvc = getenv("MVM_ARM64_BOOT_HVC");
+	char buf[256];
+	FILE *f;
+
+	if (!hvc || !*hvc || !(f = fopen(hvc, "r")))
+		return;
+	while (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		printf("arm64-boot: hvc0: %s\n", buf);
+	}
+	fclose(f);
+}
+
 /* The devices of the environment's choice on the VM's device host. */
 static int add_devices(void)
 {
 	const char *rng = getenv("MVM_ARM64_BOOT_RNG");
 	const char *disk = getenv("MVM_ARM64_BOOT_DISK");
+	const char *hvc = getenv("MVM_ARM64_BOOT_HVC");
 	struct blk_backend *b = NULL;
 	int ret;
 
@@ -104,6 +125,14 @@ static int add_devices(void)
 			ret = virtio_blk_create(&vm.dev, b, "mvm-arm64-disk");
 		if (ret) {
 			printf("arm64-boot: FAIL virtio-blk on %s: %s\n", disk, strerror(-ret));
+			return ret;
+		}
+	}
+	if (hvc && *hvc) {
+		hvc_fd = open(hvc, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ret = hvc_fd < 0 ? -errno : virtio_console_create(&vm.dev, hvc_fd, NULL);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-console into %s: %s\n", hvc, strerror(-ret));
 			return ret;
 		}
 	}
@@ -176,6 +205,9 @@ int main(int argc, char **argv)
 	       (unsigned long long)st.mmio_virtio,
 	       (unsigned long long)st.mmio_other, (unsigned long long)st.last_other_addr);
 	arm64_vm_destroy(&vm);
+	if (hvc_fd >= 0)
+		close(hvc_fd);
+	print_hvc();
 	free(kernel);
 	free(initrd);
 	return ret == ARM64_STOP_POWER_OFF ? 0 : 1;

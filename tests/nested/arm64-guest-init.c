@@ -5,10 +5,11 @@
  * naming the CPUs online (more than one: the secondaries came up through
  * PSCI CPU_ON). Then it reads mvm's virtio-mmio devices, which the guest
  * kernel found in the device tree: it loads Debian's virtio_mmio,
- * virtio-rng and virtio_blk modules from /mod (in that order; any that is
- * missing is said and skipped), reads /dev/hwrng and says which RNG
- * answered, and reads all of /dev/vda and says its size and POSIX cksum
- * (the box compares them with the disk file's on the host). Then one line
+ * virtio-rng, virtio_blk and virtio_console modules from /mod (in that
+ * order; any that is missing is said and skipped), reads /dev/hwrng and
+ * says which RNG answered, reads all of /dev/vda and says its size and
+ * POSIX cksum (the box compares them with the disk file's on the host),
+ * and writes a line to /dev/hvc0 (the host prints it after the run). Then one line
  * through /dev/kmsg (printk's polled console write), and it powers the
  * machine off, which arm64 Linux does with PSCI SYSTEM_OFF.
  */
@@ -157,12 +158,14 @@ int main(void)
 		load_module("virtio_mmio");
 		load_module("virtio-rng");
 		load_module("virtio_blk");
+		load_module("virtio_console");
 		if (stat("/dev/hwrng", &sb) == 0)
 			read_rng();
 		if (stat("/dev/vda", &sb) == 0)
 			read_disk();
 		else
 			sayf("mvm-arm64-init: blk: no /dev/vda\n");
+		say("/dev/hvc0", "mvm-arm64-init: hello through virtio-console\n");
 	}
 	say("/dev/kmsg", "mvm-arm64-init: powering off (kmsg)\n");
 	sync();

@@ -6,13 +6,14 @@
 # tests/nested/arm64-kvm-probe.c, which drives mvm's arm64 KVM calls against
 # that /dev/kvm, then tests/nested/arm64-boot.c: mvm's arm64 VMM code boots
 # the same Debian kernel as a guest of that KVM (two vCPUs, 256 MiB, the
-# 16550 console, and two of mvm's own virtio-mmio devices from devices/,
-# described in the device tree: virtio-rng, and virtio-blk over a 512 KiB
-# file of random bytes made once in the cache). Its initramfs's /init,
-# tests/nested/arm64-guest-init.c, loads Debian's virtio_mmio, virtio-rng
-# and virtio_blk modules (taken from the same kernel package), reads
-# /dev/hwrng and all of /dev/vda, prints what answered and the disk's
-# cksum, and powers off through PSCI. Its console lines come back
+# 16550 console, and three of mvm's own virtio-mmio devices from devices/,
+# described in the device tree: virtio-rng, virtio-blk over a 512 KiB
+# file of random bytes made once in the cache, virtio-console into a file).
+# Its initramfs's /init, tests/nested/arm64-guest-init.c, loads Debian's
+# virtio_mmio, virtio-rng, virtio_blk and virtio_console modules (taken
+# from the same kernel package), reads /dev/hwrng and all of /dev/vda,
+# prints what answered and the disk's cksum, writes a line to /dev/hvc0,
+# and powers off through PSCI. Its console lines come back
 # as "arm64-guest: ...". The arm64-boot program is dynamic (libfdt has no
 # static library in Debian): the aarch64 loader, libc and libfdt.so.1 of
 # Debian's multiarch packages go into the box's initramfs with it.
@@ -64,7 +65,8 @@ dmesg | grep -i -E 'kvm|vgic' | sed 's/^/arm64-box: dmesg: /' | head -n 12
 if [ -c /dev/kvm ]; then
 	echo "arm64-box: /dev/kvm present"
 	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
-	MVM_ARM64_BOOT_CPUS=2 MVM_ARM64_BOOT_RNG=1 MVM_ARM64_BOOT_DISK=/guest/disk.img LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
+	MVM_ARM64_BOOT_CPUS=2 MVM_ARM64_BOOT_RNG=1 MVM_ARM64_BOOT_DISK=/guest/disk.img \
+	MVM_ARM64_BOOT_HVC=/hvc0.out LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
 		"console=ttyS0 earlycon=uart8250,mmio,0x9000000 panic=-1" &&
 		echo "arm64-box: BOOT ok" || echo "arm64-box: BOOT failed"
 else
@@ -103,8 +105,10 @@ build_boot() {
 	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c
 		sed -n 's,^[a-z]* ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
 	# shellcheck disable=SC2086
-	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE -O2 \
-		-I"$top" -isystem "$inc" -o "$top/build/arm64/arm64-boot" "$here/arm64-boot.c" \
+	# The Makefile's warning set (WARN).
+	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+		-Wstrict-prototypes -Wformat=2 -Wno-format-truncation -Wvla -Wimplicit-fallthrough \
+		-D_GNU_SOURCE -O2 -I"$top" -isystem "$inc" -o "$top/build/arm64/arm64-boot" "$here/arm64-boot.c" \
 		"$here/arm64-noseccomp.c" $src -L/usr/lib/aarch64-linux-gnu -l:libfdt.so.1 -lpthread ||
 		return 1
 	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -O2 -static \
@@ -129,8 +133,8 @@ stage_boot() {
 	mkdir -p "$root/lib/aarch64-linux-gnu" "$root/guest" "$1/gi/mod" "$1/kmod" || return 1
 	dpkg-deb --fsys-tarfile "$2" | tar -x -C "$1/kmod" --wildcards \
 		'./lib/modules/*/virtio/virtio_mmio.ko' './lib/modules/*/hw_random/virtio-rng.ko' \
-		'./lib/modules/*/block/virtio_blk.ko' || return 1
-	for m in virtio_mmio virtio-rng virtio_blk; do
+		'./lib/modules/*/block/virtio_blk.ko' './lib/modules/*/char/virtio_console.ko' || return 1
+	for m in virtio_mmio virtio-rng virtio_blk virtio_console; do
 		find "$1/kmod" -name "$m.ko" -exec cp {} "$1/gi/mod/" \; || return 1
 	done
 	cp "$DISK" "$root/guest/disk.img" || return 1
@@ -213,14 +217,16 @@ probe() {
 	# The guest's own userland spoke through the console (the tty path,
 	# which waits for the UART's interrupt) with both vCPUs online, read
 	# entropy from mvm's virtio-rng and the disk file's exact bytes through
-	# mvm's virtio-blk (both found in the device tree, their interrupts
-	# SPIs through irqfds), and the run ended by power-off.
+	# mvm's virtio-blk, wrote a line through mvm's virtio-console (all found
+	# in the device tree, their interrupts SPIs through irqfds), and the run
+	# ended by power-off.
 	want=$(cksum <"$DISK")
 	echo "arm64-box: the disk file's cksum on the host: $want"
 	grep -aq 'arm64-box: RESULT ok' "$log" && grep -aq 'arm64-box: BOOT ok' "$log" &&
 		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1' "$log" &&
 		grep -aq "^arm64-guest: mvm-arm64-init: rng: 64 bytes from virtio_rng\.0, " "$log" &&
-		tr -d '\r' <"$log" | grep -aq "^arm64-guest: mvm-arm64-init: blk: /dev/vda cksum $want\$"
+		tr -d '\r' <"$log" | grep -aq "^arm64-guest: mvm-arm64-init: blk: /dev/vda cksum $want\$" &&
+		grep -aq '^arm64-boot: hvc0: mvm-arm64-init: hello through virtio-console' "$log"
 }
 
 case "${1:-}" in
