@@ -348,9 +348,10 @@ test-arm64: arm64-check
 # The arm64 box: Debian's arm64 kernel in qemu-system-aarch64 with EL2
 # emulated; mvm's arm64 KVM calls run against its /dev/kvm, then mvm's arm64
 # VMM code boots the same kernel as a guest there, with mvm's virtio-rng,
-# virtio-blk and virtio-console, to a /init that reads them, prints what it
-# got and powers off (tests/nested/box-arm64.sh; it waits for the x86 box's
-# lock). About a minute once the .debs are cached (36 s of box time).
+# virtio-blk, virtio-console and virtio-vsock, to a /init that uses them,
+# prints what it got and powers off (tests/nested/box-arm64.sh; it waits
+# for the x86 box's lock). About a minute once the .debs are cached
+# (23-45 s of box time).
 .PHONY: arm64-box
 arm64-box:
 	@tools/deps.sh arm64

@@ -9,7 +9,10 @@
  * MVM_ARM64_BOOT_RNG=1, virtio-blk over the raw file MVM_ARM64_BOOT_DISK
  * (read-only) when set, virtio-console (hvc0) writing into the file
  * MVM_ARM64_BOOT_HVC when set, whose lines are printed as "arm64-boot:
- * hvc0: ..." after the run. Loads the Image, the initrd and the device tree
+ * hvc0: ..." after the run, and virtio-vsock (guest CID 3) on the Unix
+ * socket path MVM_ARM64_BOOT_VSOCK when set: a thread here listens on
+ * PATH_5000, where the device connects the guest's connection to host
+ * port 5000, reads one line, answers "pong: LINE" and prints the line. Loads the Image, the initrd and the device tree
  * (which names those devices), runs the exit loop, and prints the guest's UART
  * output line by line as "arm64-guest: ...". A hang guard ends the run:
  * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
@@ -22,7 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "devices/virtio_devices.h"
@@ -86,6 +92,49 @@ out:
 }
 
 static int hvc_fd = -1;
+static int vsock_listen_fd = -1;
+static pthread_t vsock_th;
+static char vsock_line[128];
+
+#define VSOCK_PORT 5000
+
+/* Host side of the guest's vsock connection to port VSOCK_PORT: one line
+ * in, "pong: LINE" out. */
+static void *vsock_peer(void *arg)
+{
+	size_t got = 0;
+	char reply[160];
+	int fd = accept4(vsock_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	(void)arg;
+	if (fd < 0)
+		return NULL;
+	while (got < sizeof(vsock_line) - 1) {
+		ssize_t n = read(fd, vsock_line + got, 1);
+
+		if (n <= 0 || vsock_line[got] == '\n')
+			break;
+		got++;
+	}
+	vsock_line[got] = 0;
+	snprintf(reply, sizeof(reply), "pong: %s\n", vsock_line);
+	(void)!write(fd, reply, strlen(reply));
+	close(fd);
+	return NULL;
+}
+
+static int vsock_listen(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s_%d", path, VSOCK_PORT);
+	unlink(a.sun_path);
+	vsock_listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (vsock_listen_fd < 0 || bind(vsock_listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(vsock_listen_fd, 1) < 0)
+		return -errno;
+	return -pthread_create(&vsock_th, NULL, vsock_peer, NULL);
+}
 
 /* What the guest wrote to hvc0, a line at a time. */
 static void print_hvc(void)
@@ -109,6 +158,7 @@ static int add_devices(void)
 	const char *rng = getenv("MVM_ARM64_BOOT_RNG");
 	const char *disk = getenv("MVM_ARM64_BOOT_DISK");
 	const char *hvc = getenv("MVM_ARM64_BOOT_HVC");
+	const char *vsock = getenv("MVM_ARM64_BOOT_VSOCK");
 	struct blk_backend *b = NULL;
 	int ret;
 
@@ -133,6 +183,15 @@ static int add_devices(void)
 		ret = hvc_fd < 0 ? -errno : virtio_console_create(&vm.dev, hvc_fd, NULL);
 		if (ret) {
 			printf("arm64-boot: FAIL virtio-console into %s: %s\n", hvc, strerror(-ret));
+			return ret;
+		}
+	}
+	if (vsock && *vsock) {
+		ret = virtio_vsock_create(&vm.dev, 3, vsock);
+		if (!ret)
+			ret = vsock_listen(vsock);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-vsock on %s: %s\n", vsock, strerror(-ret));
 			return ret;
 		}
 	}
@@ -208,6 +267,13 @@ int main(int argc, char **argv)
 	if (hvc_fd >= 0)
 		close(hvc_fd);
 	print_hvc();
+	if (vsock_listen_fd >= 0) {
+		/* The peer is done or never called: end its accept either way. */
+		shutdown(vsock_listen_fd, SHUT_RDWR);
+		pthread_join(vsock_th, NULL);
+		close(vsock_listen_fd);
+		printf("arm64-boot: vsock: port %d got \"%s\"\n", VSOCK_PORT, vsock_line);
+	}
 	free(kernel);
 	free(initrd);
 	return ret == ARM64_STOP_POWER_OFF ? 0 : 1;

@@ -9,7 +9,9 @@
  * order; any that is missing is said and skipped), reads /dev/hwrng and
  * says which RNG answered, reads all of /dev/vda and says its size and
  * POSIX cksum (the box compares them with the disk file's on the host),
- * and writes a line to /dev/hvc0 (the host prints it after the run). Then one line
+ * writes a line to /dev/hvc0 (the host prints it after the run), and
+ * (after Debian's vsock modules) connects over vsock to the host's port
+ * 5000, sends a line and prints the host's answer. Then one line
  * through /dev/kmsg (printk's polled console write), and it powers the
  * machine off, which arm64 Linux does with PSCI SYSTEM_OFF.
  */
@@ -20,10 +22,12 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
+#include <linux/vm_sockets.h>
 
 #define RNG_BYTES 64
 
@@ -143,6 +147,31 @@ static void read_disk(void)
 	     n < 0 ? " (read error)" : "");
 }
 
+static void talk_vsock(void)
+{
+	struct sockaddr_vm a = { .svm_family = AF_VSOCK, .svm_cid = VMADDR_CID_HOST,
+				 .svm_port = 5000 };
+	static const char hello[] = "hello over vsock\n";
+	char buf[128];
+	ssize_t n = -1;
+	size_t got = 0;
+	int fd = socket(AF_VSOCK, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    write(fd, hello, sizeof(hello) - 1) != (ssize_t)sizeof(hello) - 1) {
+		sayf("mvm-arm64-init: vsock: %m\n");
+		goto out;
+	}
+	while (got < sizeof(buf) - 1 && (n = read(fd, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	sayf("mvm-arm64-init: vsock: the host answered \"%s\"\n", buf);
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(void)
 {
 	char cpus[32];
@@ -159,6 +188,9 @@ int main(void)
 		load_module("virtio-rng");
 		load_module("virtio_blk");
 		load_module("virtio_console");
+		load_module("vsock");
+		load_module("vmw_vsock_virtio_transport_common");
+		load_module("vmw_vsock_virtio_transport");
 		if (stat("/dev/hwrng", &sb) == 0)
 			read_rng();
 		if (stat("/dev/vda", &sb) == 0)
@@ -166,6 +198,7 @@ int main(void)
 		else
 			sayf("mvm-arm64-init: blk: no /dev/vda\n");
 		say("/dev/hvc0", "mvm-arm64-init: hello through virtio-console\n");
+		talk_vsock();
 	}
 	say("/dev/kmsg", "mvm-arm64-init: powering off (kmsg)\n");
 	sync();

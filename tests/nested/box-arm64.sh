@@ -6,14 +6,15 @@
 # tests/nested/arm64-kvm-probe.c, which drives mvm's arm64 KVM calls against
 # that /dev/kvm, then tests/nested/arm64-boot.c: mvm's arm64 VMM code boots
 # the same Debian kernel as a guest of that KVM (two vCPUs, 256 MiB, the
-# 16550 console, and three of mvm's own virtio-mmio devices from devices/,
+# 16550 console, and four of mvm's own virtio-mmio devices from devices/,
 # described in the device tree: virtio-rng, virtio-blk over a 512 KiB
-# file of random bytes made once in the cache, virtio-console into a file).
-# Its initramfs's /init, tests/nested/arm64-guest-init.c, loads Debian's
-# virtio_mmio, virtio-rng, virtio_blk and virtio_console modules (taken
-# from the same kernel package), reads /dev/hwrng and all of /dev/vda,
-# prints what answered and the disk's cksum, writes a line to /dev/hvc0,
-# and powers off through PSCI. Its console lines come back
+# file of random bytes made once in the cache, virtio-console into a file,
+# virtio-vsock on a Unix socket). Its initramfs's /init,
+# tests/nested/arm64-guest-init.c, loads Debian's virtio_mmio, virtio-rng,
+# virtio_blk, virtio_console and vsock modules (taken from the same kernel
+# package), reads /dev/hwrng and all of /dev/vda, prints what answered and
+# the disk's cksum, writes a line to /dev/hvc0, talks to arm64-boot over
+# vsock, and powers off through PSCI. Its console lines come back
 # as "arm64-guest: ...". The arm64-boot program is dynamic (libfdt has no
 # static library in Debian): the aarch64 loader, libc and libfdt.so.1 of
 # Debian's multiarch packages go into the box's initramfs with it.
@@ -66,7 +67,7 @@ if [ -c /dev/kvm ]; then
 	echo "arm64-box: /dev/kvm present"
 	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
 	MVM_ARM64_BOOT_CPUS=2 MVM_ARM64_BOOT_RNG=1 MVM_ARM64_BOOT_DISK=/guest/disk.img \
-	MVM_ARM64_BOOT_HVC=/hvc0.out LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
+	MVM_ARM64_BOOT_HVC=/hvc0.out MVM_ARM64_BOOT_VSOCK=/vsock.sock LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
 		"console=ttyS0 earlycon=uart8250,mmio,0x9000000 panic=-1" &&
 		echo "arm64-box: BOOT ok" || echo "arm64-box: BOOT failed"
 else
@@ -133,8 +134,11 @@ stage_boot() {
 	mkdir -p "$root/lib/aarch64-linux-gnu" "$root/guest" "$1/gi/mod" "$1/kmod" || return 1
 	dpkg-deb --fsys-tarfile "$2" | tar -x -C "$1/kmod" --wildcards \
 		'./lib/modules/*/virtio/virtio_mmio.ko' './lib/modules/*/hw_random/virtio-rng.ko' \
-		'./lib/modules/*/block/virtio_blk.ko' './lib/modules/*/char/virtio_console.ko' || return 1
-	for m in virtio_mmio virtio-rng virtio_blk virtio_console; do
+		'./lib/modules/*/block/virtio_blk.ko' './lib/modules/*/char/virtio_console.ko' \
+		'./lib/modules/*/vmw_vsock/vsock.ko' './lib/modules/*/vmw_vsock/vmw_vsock_virtio_transport*.ko' ||
+		return 1
+	for m in virtio_mmio virtio-rng virtio_blk virtio_console vsock \
+		vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport; do
 		find "$1/kmod" -name "$m.ko" -exec cp {} "$1/gi/mod/" \; || return 1
 	done
 	cp "$DISK" "$root/guest/disk.img" || return 1
@@ -217,7 +221,8 @@ probe() {
 	# The guest's own userland spoke through the console (the tty path,
 	# which waits for the UART's interrupt) with both vCPUs online, read
 	# entropy from mvm's virtio-rng and the disk file's exact bytes through
-	# mvm's virtio-blk, wrote a line through mvm's virtio-console (all found
+	# mvm's virtio-blk, wrote a line through mvm's virtio-console, talked
+	# both ways over mvm's virtio-vsock (all found
 	# in the device tree, their interrupts SPIs through irqfds), and the run
 	# ended by power-off.
 	want=$(cksum <"$DISK")
@@ -226,7 +231,9 @@ probe() {
 		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1' "$log" &&
 		grep -aq "^arm64-guest: mvm-arm64-init: rng: 64 bytes from virtio_rng\.0, " "$log" &&
 		tr -d '\r' <"$log" | grep -aq "^arm64-guest: mvm-arm64-init: blk: /dev/vda cksum $want\$" &&
-		grep -aq '^arm64-boot: hvc0: mvm-arm64-init: hello through virtio-console' "$log"
+		grep -aq '^arm64-boot: hvc0: mvm-arm64-init: hello through virtio-console' "$log" &&
+		grep -aq '^arm64-guest: mvm-arm64-init: vsock: the host answered "pong: hello over vsock"' "$log" &&
+		grep -aq '^arm64-boot: vsock: port 5000 got "hello over vsock"' "$log"
 }
 
 case "${1:-}" in

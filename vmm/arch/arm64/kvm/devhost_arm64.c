@@ -1,12 +1,12 @@
 /*
  * The arm64 VM as a host for devices/'s virtio-mmio devices (aarch64
  * only): the struct vm fields those devices reach (vmm/vm.h: guest_mem,
- * the MMIO bus, the event loop, the KVM fds, the device list) set up over
- * the arm64 VM's own RAM and fds, and vm_alloc_virtio_slot's arm64 answer
- * (virtio_slots.h). The devices themselves do not change: their doorbells
- * are ioeventfds on the slot's QUEUE_NOTIFY, their interrupts irqfds on
- * the slot's SPI, their registers reached through the exit loop's bus
- * dispatch (run_arm64.c).
+ * the MMIO bus, the event loop, the KVM fds, the device list, the clock)
+ * set up over the arm64 VM's own RAM and fds, and vm_alloc_virtio_slot's
+ * arm64 answer (virtio_slots.h). The devices themselves do not change:
+ * their doorbells are ioeventfds on the slot's QUEUE_NOTIFY, their
+ * interrupts irqfds on the slot's SPI, their registers reached through the
+ * exit loop's bus dispatch (run_arm64.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/mono_time.h"
 #include "vmm/arch/arm64/kvm/arm64_vm.h"
 
 static struct arm64_vm *arm64_of(struct vm *vm)
@@ -41,6 +42,7 @@ int arm64_vm_devices_init(struct arm64_vm *vm, char *err, size_t errlen)
 	d->kvm.max_vcpus = vm->ncpus;
 	d->ncpus = vm->ncpus;
 	d->kernel_fd = -1;
+	d->t0 = mono_now_s();	/* vm_elapsed: virtio-vsock's reset wait */
 	d->mmio.name = "mmio";
 	d->pio.name = "pio";	/* arm64 has no port I/O: stays empty */
 	/* No dirty-page log yet (snapshots are not done on arm64). */
