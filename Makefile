@@ -340,7 +340,9 @@ test-arm64: arm64-check
 			-O2 -c $$f -o $(BUILD)/arm64/unit/$$(basename $$f .c).o || exit 1; \
 	done
 	@echo "  LD.arm64 $(BUILD)/arm64/unit-tests"
-	@$(ARM64_CC) -o $(BUILD)/arm64/unit-tests $(BUILD)/arm64/unit/*.o $(BUILD)/arm64/obj/*.o \
+	@# The objects of this tree's sources only: a renamed file's old object may linger in obj/.
+	@$(ARM64_CC) -o $(BUILD)/arm64/unit-tests $(BUILD)/arm64/unit/*.o \
+		$(addprefix $(BUILD)/arm64/obj/,$(notdir $(ARM64_SRCS:.c=.o))) \
 		-L$(ARM64_LIBDIR) -l:libfdt.so.1 -lpthread
 	@file $(BUILD)/arm64/unit-tests | grep -q "ARM aarch64" || { echo "test-arm64: not an aarch64 program"; exit 1; }
 	$(QEMU_AARCH64) $(BUILD)/arm64/unit-tests
