@@ -171,33 +171,6 @@ int kvm_set_memory(struct kvm *k, uint32_t slot, uint64_t gpa, uint64_t size,
 	return ioctl(k->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
 }
 
-int kvm_irq_line(struct kvm *k, uint32_t irq, int level)
-{
-	struct kvm_irq_level l = { .irq = irq, .level = (uint32_t)level };
-
-	return ioctl(k->vm_fd, KVM_IRQ_LINE, &l) < 0 ? -errno : 0;
-}
-
-int kvm_irqfd(struct kvm *k, int fd, uint32_t gsi)
-{
-	struct kvm_irqfd r = { .fd = (uint32_t)fd, .gsi = gsi };
-
-	return ioctl(k->vm_fd, KVM_IRQFD, &r) < 0 ? -errno : 0;
-}
-
-int kvm_ioeventfd(struct kvm *k, int fd, uint64_t addr, uint32_t datamatch)
-{
-	struct kvm_ioeventfd r = {
-		.datamatch = datamatch,
-		.addr = addr,
-		.len = 4,
-		.fd = fd,
-		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-	};
-
-	return ioctl(k->vm_fd, KVM_IOEVENTFD, &r) < 0 ? -errno : 0;
-}
-
 int kvm_vcpu_create(struct kvm *k, int id, struct kvm_vcpu *v)
 {
 	void *run;

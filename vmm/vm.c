@@ -43,20 +43,6 @@ static const char base_cmdline[] =
 	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce "
 	"cryptomgr.notests tsc=reliable no_timer_check io_delay=none nopku";
 
-double vm_elapsed(const struct vm *vm)
-{
-	return mono_now_s() - vm->t0;
-}
-
-int vm_add_device(struct vm *vm, const struct vm_device_ops *ops, void *dev)
-{
-	if (vm->nr_devices == VM_MAX_DEVICES)
-		return -ENOSPC;
-	vm->devices[vm->nr_devices].ops = ops;
-	vm->devices[vm->nr_devices++].dev = dev;
-	return 0;
-}
-
 int vm_alloc_virtio_slot(struct vm *vm, uint64_t *base, uint32_t *irq)
 {
 	if (VIRTIO_IRQ_BASE + vm->next_virtio > VIRTIO_IRQ_MAX)

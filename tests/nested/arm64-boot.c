@@ -4,8 +4,16 @@
  *
  *   arm64-boot KERNEL-IMAGE INITRD 'COMMAND LINE'
  *
- * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC), loads the Image, the initrd
- * and the device tree, runs the exit loop, and prints the guest's UART
+ * Makes the VM (256 MiB, MVM_ARM64_BOOT_CPUS vCPUs, default 2, the vGIC)
+ * and mvm's virtio-mmio devices of devices/ on it: virtio-rng when
+ * MVM_ARM64_BOOT_RNG=1, virtio-blk over the raw file MVM_ARM64_BOOT_DISK
+ * (read-only) when set, virtio-console (hvc0) writing into the file
+ * MVM_ARM64_BOOT_HVC when set, whose lines are printed as "arm64-boot:
+ * hvc0: ..." after the run, and virtio-vsock (guest CID 3) on the Unix
+ * socket path MVM_ARM64_BOOT_VSOCK when set: a thread here listens on
+ * PATH_5000, where the device connects the guest's connection to host
+ * port 5000, reads one line, answers "pong: LINE" and prints the line. Loads the Image, the initrd and the device tree
+ * (which names those devices), runs the exit loop, and prints the guest's UART
  * output line by line as "arm64-guest: ...". A hang guard ends the run:
  * SIGALRM after MVM_ARM64_BOOT_TIMEOUT seconds (default 300) interrupts
  * KVM_RUN, and at most 50 million exits. Exit 0 only when the guest
@@ -17,9 +25,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include "devices/virtio_devices.h"
+#include "images/blk_backend.h"
 #include "vmm/arch/arm64/kvm/arm64_vm.h"
 
 #define RAM_SIZE  (256ULL << 20)
@@ -78,6 +91,116 @@ out:
 	return buf;
 }
 
+static int hvc_fd = -1;
+static int vsock_listen_fd = -1;
+static pthread_t vsock_th;
+static char vsock_line[128];
+
+#define VSOCK_PORT 5000
+
+/* Host side of the guest's vsock connection to port VSOCK_PORT: one line
+ * in, "pong: LINE" out. */
+static void *vsock_peer(void *arg)
+{
+	size_t got = 0;
+	char reply[160];
+	int fd = accept4(vsock_listen_fd, NULL, NULL, SOCK_CLOEXEC);
+
+	(void)arg;
+	if (fd < 0)
+		return NULL;
+	while (got < sizeof(vsock_line) - 1) {
+		ssize_t n = read(fd, vsock_line + got, 1);
+
+		if (n <= 0 || vsock_line[got] == '\n')
+			break;
+		got++;
+	}
+	vsock_line[got] = 0;
+	snprintf(reply, sizeof(reply), "pong: %s\n", vsock_line);
+	(void)!write(fd, reply, strlen(reply));
+	close(fd);
+	return NULL;
+}
+
+static int vsock_listen(const char *path)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s_%d", path, VSOCK_PORT);
+	unlink(a.sun_path);
+	vsock_listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (vsock_listen_fd < 0 || bind(vsock_listen_fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+	    listen(vsock_listen_fd, 1) < 0)
+		return -errno;
+	return -pthread_create(&vsock_th, NULL, vsock_peer, NULL);
+}
+
+/* What the guest wrote to hvc0, a line at a time. */
+static void print_hvc(void)
+{
+	const char *hvc = getenv("MVM_ARM64_BOOT_HVC");
+	char buf[256];
+	FILE *f;
+
+	if (!hvc || !*hvc || !(f = fopen(hvc, "r")))
+		return;
+	while (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = 0;
+		printf("arm64-boot: hvc0: %s\n", buf);
+	}
+	fclose(f);
+}
+
+/* The devices of the environment's choice on the VM's device host. */
+static int add_devices(void)
+{
+	const char *rng = getenv("MVM_ARM64_BOOT_RNG");
+	const char *disk = getenv("MVM_ARM64_BOOT_DISK");
+	const char *hvc = getenv("MVM_ARM64_BOOT_HVC");
+	const char *vsock = getenv("MVM_ARM64_BOOT_VSOCK");
+	struct blk_backend *b = NULL;
+	int ret;
+
+	if (rng && !strcmp(rng, "1")) {
+		ret = virtio_rng_create(&vm.dev);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-rng: %s\n", strerror(-ret));
+			return ret;
+		}
+	}
+	if (disk && *disk) {
+		ret = blk_open_raw(disk, true, &b);
+		if (!ret)
+			ret = virtio_blk_create(&vm.dev, b, "mvm-arm64-disk");
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-blk on %s: %s\n", disk, strerror(-ret));
+			return ret;
+		}
+	}
+	if (hvc && *hvc) {
+		hvc_fd = open(hvc, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		ret = hvc_fd < 0 ? -errno : virtio_console_create(&vm.dev, hvc_fd, NULL);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-console into %s: %s\n", hvc, strerror(-ret));
+			return ret;
+		}
+	}
+	if (vsock && *vsock) {
+		ret = virtio_vsock_create(&vm.dev, 3, vsock);
+		if (!ret)
+			ret = vsock_listen(vsock);
+		if (ret) {
+			printf("arm64-boot: FAIL virtio-vsock on %s: %s\n", vsock, strerror(-ret));
+			return ret;
+		}
+	}
+	for (int i = 0; i < vm.slots.n; i++)
+		printf("arm64-boot: virtio-mmio slot %d at 0x%llx, SPI %u\n", i,
+		       (unsigned long long)vm.slots.dev[i].base, vm.slots.dev[i].spi);
+	return 0;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -107,8 +230,15 @@ int main(int argc, char **argv)
 		       strerror(errno));
 		return 1;
 	}
-	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err)) ||
-	    arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
+	if (arm64_vm_create(&vm, RAM_SIZE, n ? atoi(n) : 2, out, NULL, err, sizeof(err))) {
+		printf("arm64-boot: FAIL %s\n", err);
+		return 1;
+	}
+	if (add_devices()) {
+		arm64_vm_destroy(&vm);
+		return 1;
+	}
+	if (arm64_vm_load(&vm, kernel, klen, initrd, ilen, argv[3], err, sizeof(err))) {
 		printf("arm64-boot: FAIL %s\n", err);
 		return 1;
 	}
@@ -128,10 +258,22 @@ int main(int argc, char **argv)
 		printf("arm64-boot: FAIL %s\n", err);
 	else
 		printf("arm64-boot: stopped: %s\n", stops[ret]);
-	printf("arm64-boot: %llu exits, %llu UART accesses, %llu to no device (last 0x%llx)\n",
+	printf("arm64-boot: %llu exits, %llu UART accesses, %llu virtio-mmio register accesses,"
+	       " %llu to no device (last 0x%llx)\n",
 	       (unsigned long long)st.exits, (unsigned long long)st.mmio_uart,
+	       (unsigned long long)st.mmio_virtio,
 	       (unsigned long long)st.mmio_other, (unsigned long long)st.last_other_addr);
 	arm64_vm_destroy(&vm);
+	if (hvc_fd >= 0)
+		close(hvc_fd);
+	print_hvc();
+	if (vsock_listen_fd >= 0) {
+		/* The peer is done or never called: end its accept either way. */
+		shutdown(vsock_listen_fd, SHUT_RDWR);
+		pthread_join(vsock_th, NULL);
+		close(vsock_listen_fd);
+		printf("arm64-boot: vsock: port %d got \"%s\"\n", VSOCK_PORT, vsock_line);
+	}
 	free(kernel);
 	free(initrd);
 	return ret == ARM64_STOP_POWER_OFF ? 0 : 1;

@@ -5,9 +5,16 @@
 # Its initramfs holds only busybox (arm64, from Debian's busybox-static) and
 # tests/nested/arm64-kvm-probe.c, which drives mvm's arm64 KVM calls against
 # that /dev/kvm, then tests/nested/arm64-boot.c: mvm's arm64 VMM code boots
-# the same Debian kernel as a guest of that KVM (one vCPU, 256 MiB, the
-# 16550 console, an initramfs whose /init, tests/nested/arm64-guest-init.c,
-# prints a marker and powers off through PSCI). Its console lines come back
+# the same Debian kernel as a guest of that KVM (two vCPUs, 256 MiB, the
+# 16550 console, and four of mvm's own virtio-mmio devices from devices/,
+# described in the device tree: virtio-rng, virtio-blk over a 512 KiB
+# file of random bytes made once in the cache, virtio-console into a file,
+# virtio-vsock on a Unix socket). Its initramfs's /init,
+# tests/nested/arm64-guest-init.c, loads Debian's virtio_mmio, virtio-rng,
+# virtio_blk, virtio_console and vsock modules (taken from the same kernel
+# package), reads /dev/hwrng and all of /dev/vda, prints what answered and
+# the disk's cksum, writes a line to /dev/hvc0, talks to arm64-boot over
+# vsock, and powers off through PSCI. Its console lines come back
 # as "arm64-guest: ...". The arm64-boot program is dynamic (libfdt has no
 # static library in Debian): the aarch64 loader, libc and libfdt.so.1 of
 # Debian's multiarch packages go into the box's initramfs with it.
@@ -59,7 +66,8 @@ dmesg | grep -i -E 'kvm|vgic' | sed 's/^/arm64-box: dmesg: /' | head -n 12
 if [ -c /dev/kvm ]; then
 	echo "arm64-box: /dev/kvm present"
 	/probe && echo "arm64-box: RESULT ok" || echo "arm64-box: RESULT probe failed"
-	MVM_ARM64_BOOT_CPUS=2 LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
+	MVM_ARM64_BOOT_CPUS=2 MVM_ARM64_BOOT_RNG=1 MVM_ARM64_BOOT_DISK=/guest/disk.img \
+	MVM_ARM64_BOOT_HVC=/hvc0.out MVM_ARM64_BOOT_VSOCK=/vsock.sock LD_LIBRARY_PATH=/lib/aarch64-linux-gnu /arm64-boot /guest/Image /guest/initrd.cpio \
 		"console=ttyS0 earlycon=uart8250,mmio,0x9000000 panic=-1" &&
 		echo "arm64-box: BOOT ok" || echo "arm64-box: BOOT failed"
 else
@@ -94,28 +102,54 @@ build_boot() {
 	local inc="$top/build/arm64/include" src
 	mkdir -p "$inc"
 	cp /usr/include/libfdt.h /usr/include/libfdt_env.h /usr/include/fdt.h "$inc/" || return 1
-	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c)
+	# The arm64 code, and the neutral device code it hosts (srcs.list).
+	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c
+		sed -n 's,^[a-z]* ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
 	# shellcheck disable=SC2086
-	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -O2 -I"$top" -isystem "$inc" \
-		-o "$top/build/arm64/arm64-boot" "$here/arm64-boot.c" $src \
-		-L/usr/lib/aarch64-linux-gnu -l:libfdt.so.1 || return 1
+	# The Makefile's warning set (WARN).
+	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
+		-Wstrict-prototypes -Wformat=2 -Wno-format-truncation -Wvla -Wimplicit-fallthrough \
+		-D_GNU_SOURCE -O2 -I"$top" -isystem "$inc" -o "$top/build/arm64/arm64-boot" "$here/arm64-boot.c" \
+		"$here/arm64-noseccomp.c" $src -L/usr/lib/aarch64-linux-gnu -l:libfdt.so.1 -lpthread ||
+		return 1
 	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -O2 -static \
 		-o "$top/build/arm64/guest-init" "$here/arm64-guest-init.c"
 }
 
+# The disk the inner guest reads: random bytes, made once (the box checks
+# the guest's cksum of /dev/vda against this file's).
+disk_image() {
+	DISK="$cache/disk-512k.img"
+	[ -s "$DISK" ] && return 0
+	head -c 524288 /dev/urandom >"$DISK.tmp" && mv "$DISK.tmp" "$DISK"
+}
+
 # Into the box's initramfs under $1/root: arm64-boot with its loader and
-# libraries, the guest's kernel Image and its initramfs (/init only).
+# libraries, the guest's kernel Image, its disk, and its initramfs (/init
+# and /mod/*.ko: the virtio-mmio modules of the kernel package $2).
 stage_boot() {
-	local root=$1/root lib=/usr/lib/aarch64-linux-gnu
+	local root=$1/root lib=/usr/lib/aarch64-linux-gnu m
 	guest_image || return 1
-	mkdir -p "$root/lib/aarch64-linux-gnu" "$root/guest" "$1/gi" || return 1
+	disk_image || return 1
+	mkdir -p "$root/lib/aarch64-linux-gnu" "$root/guest" "$1/gi/mod" "$1/kmod" || return 1
+	dpkg-deb --fsys-tarfile "$2" | tar -x -C "$1/kmod" --wildcards \
+		'./lib/modules/*/virtio/virtio_mmio.ko' './lib/modules/*/hw_random/virtio-rng.ko' \
+		'./lib/modules/*/block/virtio_blk.ko' './lib/modules/*/char/virtio_console.ko' \
+		'./lib/modules/*/vmw_vsock/vsock.ko' './lib/modules/*/vmw_vsock/vmw_vsock_virtio_transport*.ko' ||
+		return 1
+	for m in virtio_mmio virtio-rng virtio_blk virtio_console vsock \
+		vmw_vsock_virtio_transport_common vmw_vsock_virtio_transport; do
+		find "$1/kmod" -name "$m.ko" -exec cp {} "$1/gi/mod/" \; || return 1
+	done
+	cp "$DISK" "$root/guest/disk.img" || return 1
 	cp -L "$lib/ld-linux-aarch64.so.1" "$root/lib/ld-linux-aarch64.so.1" &&
 		cp -L "$lib/libc.so.6" "$lib/libfdt.so.1" "$root/lib/aarch64-linux-gnu/" || return 1
 	cp "$top/build/arm64/arm64-boot" "$root/arm64-boot" &&
 		cp "$GIMG" "$root/guest/Image" &&
 		cp "$top/build/arm64/guest-init" "$1/gi/init" || return 1
 	chmod 755 "$1/gi/init" "$root/arm64-boot"
-	(cd "$1/gi" && echo init | cpio -o -H newc -R 0:0 --quiet) >"$root/guest/initrd.cpio"
+	(cd "$1/gi" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
+		>"$root/guest/initrd.cpio"
 }
 
 prepare() {
@@ -143,8 +177,9 @@ prepare() {
 		"$top"/vmm/arch/arm64/reg_record.c "$top"/vmm/arch/arm64/gic.c ||
 		die "cannot build the probe"
 	build_boot || exit 2
+	disk_image || die "cannot make the guest's disk in $cache"
 	key=$( (echo "$pkg"; write_init; sha256sum <"$bdeb"; sha256sum <"$top/build/arm64/kvm-probe"
-		cat "$top/build/arm64/arm64-boot" "$top/build/arm64/guest-init" | sha256sum) |
+		cat "$top/build/arm64/arm64-boot" "$top/build/arm64/guest-init" "$DISK" | sha256sum) |
 		sha256sum | cut -c1-16)
 	INITRD="$cache/initramfs-$key.cpio"
 	[ -s "$INITRD" ] && return 0
@@ -154,7 +189,7 @@ prepare() {
 	dpkg-deb -x "$bdeb" "$tmp/bb" && cp "$tmp/bb/bin/busybox" "$tmp/root/bin/busybox" ||
 		die "no busybox in $bdeb"
 	cp "$top/build/arm64/kvm-probe" "$tmp/root/probe"
-	stage_boot "$tmp" || die "cannot stage the guest boot"
+	stage_boot "$tmp" "$kdeb" || die "cannot stage the guest boot"
 	write_init >"$tmp/root/init"
 	chmod 755 "$tmp/root/init" "$tmp/root/probe"
 	(cd "$tmp/root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
@@ -163,7 +198,7 @@ prepare() {
 }
 
 probe() {
-	local log start rc
+	local log start rc want
 	command -v qemu-system-aarch64 >/dev/null || die "qemu-system-aarch64 missing (apt-get install qemu-system-arm)"
 	prepare
 	# The x86 box's lock (box.sh): two TCG boxes on a small host starve each other.
@@ -184,10 +219,21 @@ probe() {
 	grep -a '^arm64-box\|^arm64-probe\|^arm64-boot\|^arm64-guest' "$log" | tr -d '\r'
 	echo "arm64-box: QEMU exit $rc after $(( $(date +%s) - start )) s (log $log)"
 	# The guest's own userland spoke through the console (the tty path,
-	# which waits for the UART's interrupt) with both vCPUs online, and the
-	# run ended by power-off.
+	# which waits for the UART's interrupt) with both vCPUs online, read
+	# entropy from mvm's virtio-rng and the disk file's exact bytes through
+	# mvm's virtio-blk, wrote a line through mvm's virtio-console, talked
+	# both ways over mvm's virtio-vsock (all found
+	# in the device tree, their interrupts SPIs through irqfds), and the run
+	# ended by power-off.
+	want=$(cksum <"$DISK")
+	echo "arm64-box: the disk file's cksum on the host: $want"
 	grep -aq 'arm64-box: RESULT ok' "$log" && grep -aq 'arm64-box: BOOT ok' "$log" &&
-		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1' "$log"
+		grep -aq '^arm64-guest: mvm-arm64-init: hello.*CPUs online 0-1' "$log" &&
+		grep -aq "^arm64-guest: mvm-arm64-init: rng: 64 bytes from virtio_rng\.0, " "$log" &&
+		tr -d '\r' <"$log" | grep -aq "^arm64-guest: mvm-arm64-init: blk: /dev/vda cksum $want\$" &&
+		grep -aq '^arm64-boot: hvc0: mvm-arm64-init: hello through virtio-console' "$log" &&
+		grep -aq '^arm64-guest: mvm-arm64-init: vsock: the host answered "pong: hello over vsock"' "$log" &&
+		grep -aq '^arm64-boot: vsock: port 5000 got "hello over vsock"' "$log"
 }
 
 case "${1:-}" in

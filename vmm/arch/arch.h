@@ -20,7 +20,12 @@
  *                                                                    (vmm/arch/arm64/image.h);
  *                                                                    not yet a kernel_image
  *                  arch_kernel_load_fn      kimg_load_fd()        the same (one segment)
- *  4 devices       (neutral)                vm_devices_create()   the same; UART on MMIO
+ *  4 devices       (neutral)                vm_devices_create()   UART on MMIO; devices/'s
+ *                                                                    virtio-mmio devices on the
+ *                                                                    arm64 VM's embedded struct
+ *                                                                    vm EXIST (kvm/devhost_arm64.c,
+ *                                                                    virtio_slots.h); not yet
+ *                                                                    through vm_devices_create
  *  5 vCPUs         arch_vcpu_init_fn        vcpu_init() (CPUID,   arm64_vcpu_init() (PSCI 0.2,
  *                                           MSRs, LAPIC, regs)       secondaries off) and
  *                                                                    arm64_vcpu_boot_regs() (PC,

@@ -1,6 +1,8 @@
 /*
  * The arm64 exit loop (aarch64 only), one per vCPU: the UART's MMIO and
- * its interrupt line to the vGIC, PSCI's system events. The in-kernel vGIC
+ * its interrupt line to the vGIC, the virtio-mmio devices' registers
+ * (their bus; their kicks and interrupts bypass this loop as ioeventfds
+ * and irqfds), PSCI's system events. The in-kernel vGIC
  * and timer take their own accesses, and KVM serves PSCI CPU_ON/OFF;
  * anything else that reaches here is an access to no device, answered as a
  * bus would with nothing on it. The first vCPU to stop the VM stops them
@@ -93,6 +95,17 @@ static int mmio(struct arm64_vcpu *c, char *why, size_t len)
 		ret = uart_irq_sync(vm, why, len);
 		pthread_mutex_unlock(&vm->lock);
 		return ret;
+	}
+	/* KVM reports 1, 2, 4 or 8 bytes; anything else is no device's. */
+	if (r->mmio.len == 1 || r->mmio.len == 2 || r->mmio.len == 4 || r->mmio.len == 8) {
+		bool served = r->mmio.is_write
+			? bus_write(&vm->dev.mmio, a, r->mmio.data, r->mmio.len)
+			: bus_read(&vm->dev.mmio, a, r->mmio.data, r->mmio.len);
+
+		if (served) {
+			c->st.mmio_virtio++;
+			return 0;
+		}
 	}
 	c->st.mmio_other++;
 	c->st.last_other_addr = a;
@@ -192,6 +205,11 @@ int arm64_vm_run(struct arm64_vm *vm, uint64_t max_exits, struct arm64_run_stats
 		snprintf(err, errlen, "arm64: %s", vm->err);
 		return ret;
 	}
+	ret = arm64_vm_devices_start(vm, vm->err, sizeof(vm->err));
+	if (ret) {
+		snprintf(err, errlen, "%s", vm->err);
+		return ret;
+	}
 	for (; started < vm->ncpus; started++) {
 		ret = pthread_create(&vm->cpu[started].th, NULL, vcpu_loop, &vm->cpu[started]);
 		if (ret) {
@@ -211,9 +229,11 @@ int arm64_vm_run(struct arm64_vm *vm, uint64_t max_exits, struct arm64_run_stats
 		__atomic_store_n(&vm->cpu[i].started, false, __ATOMIC_SEQ_CST);
 	}
 	__atomic_store_n(&vm->cpu[0].started, false, __ATOMIC_SEQ_CST);
+	arm64_vm_devices_stop(vm);
 	for (int i = 0; i < vm->ncpus; i++) {
 		st->exits += vm->cpu[i].st.exits;
 		st->mmio_uart += vm->cpu[i].st.mmio_uart;
+		st->mmio_virtio += vm->cpu[i].st.mmio_virtio;
 		st->mmio_other += vm->cpu[i].st.mmio_other;
 		if (vm->cpu[i].st.mmio_other)
 			st->last_other_addr = vm->cpu[i].st.last_other_addr;

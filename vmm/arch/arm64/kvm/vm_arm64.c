@@ -77,6 +77,7 @@ int arm64_vm_create(struct arm64_vm *vm, uint64_t ram_size, int ncpus, arm64_uar
 
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->gic.fd = -1;
+	vm->dev.loop.epfd = vm->dev.loop.stop_fd = -1;
 	for (int i = 0; i < ARM64_VM_MAX_CPUS; i++) {
 		vm->cpu[i] = (struct arm64_vcpu){ .id = i, .fd = -1, .vm = vm };
 	}
@@ -111,6 +112,10 @@ int arm64_vm_create(struct arm64_vm *vm, uint64_t ram_size, int ncpus, arm64_uar
 		ret = arm64_gic_create(vm->vm_fd, ncpus, &vm->gic, err, errlen);
 	if (!ret)
 		ret = arm64_gic_finish(&vm->gic, err, errlen);
+	/* After CTRL_INIT: it sets up the vGIC's default GSI routing that the
+	 * devices' irqfds go through. */
+	if (!ret)
+		ret = arm64_vm_devices_init(vm, err, errlen);
 out:
 	if (ret)
 		arm64_vm_destroy(vm);
@@ -128,6 +133,7 @@ int arm64_vm_load(struct arm64_vm *vm, const uint8_t *kernel, size_t kernel_len,
 	vm->m.mpidr = vm->mpidr;
 	vm->m.psci = ARM64_PSCI_0_2;	/* what KVM_ARM_VCPU_INIT asked for */
 	vm->m.bootargs = bootargs;
+	arm64_virtio_slots_describe(&vm->slots, &vm->m);	/* the devices made so far */
 	ret = arm64_boot_load(&vm->m, vm->ram, kernel, kernel_len, initrd, initrd_len,
 			      &vm->place, err, errlen);
 	if (!ret)
@@ -138,6 +144,8 @@ int arm64_vm_load(struct arm64_vm *vm, const uint8_t *kernel, size_t kernel_len,
 
 void arm64_vm_destroy(struct arm64_vm *vm)
 {
+	/* Devices first: their irqfds and ioeventfds belong to the VM fd. */
+	arm64_vm_devices_destroy(vm);
 	for (int i = 0; i < ARM64_VM_MAX_CPUS; i++) {
 		struct arm64_vcpu *c = &vm->cpu[i];
 
