@@ -74,7 +74,7 @@ queue_empty() { [ -z "$(sl_client squeue -h -j "$1" 2>/dev/null)" ]; }
 why_requeued() {
 	jid=$(echo "$3" | awk '{ print $6 }')
 	echo "slurm: task $2 of job $1 was requeued with no node failure ($3); the logs say:" >&2
-	grep -E "JobId=($1_$2\(|$jid([^0-9]|$))|job[ _]$jid([^0-9]|$)" \
+	grep -i -E "JobId=($1_$2\(|$jid([^0-9]|$))|job[ _]$jid([^0-9]|$)|\[$jid\." \
 		"$C/ctl/slurmctld.log" "$C"/nodes/*/slurmd.log "$C"/nodes/*/prolog.log | sed 's/^/  /' >&2
 }
 # Tasks requeued with no node failure (Slurm's own reasons: see
