@@ -28,6 +28,10 @@ BIN=$(dirname "$MVM")
 C=$T/c
 mkdir -p "$C"
 trap 'sl_down; [ -n "${SL_KEEP:-}" ] || rm -rf "$T"' EXIT
+# Every failure (a wait that gave up included) prints the cluster's queue,
+# its job ends and requeues, and the logs of slurmctld, each slurmd and
+# each prolog and epilog (tests/integration/lib.sh calls this).
+fail_context() { sl_report; }
 trap 'timed_out; exit 143' TERM
 
 # Node-local paths are the same string on every node ($C/local is the
@@ -65,13 +69,21 @@ sb() {
 }
 # queue_empty JOB: no task of JOB is pending, running or completing.
 queue_empty() { [ -z "$(sl_client squeue -h -j "$1" 2>/dev/null)" ]; }
+# why_requeued ARRAY TASK HEADER: what slurmctld, the slurmds and the
+# prologs logged of a task that was requeued with no node failure.
+why_requeued() {
+	jid=$(echo "$3" | awk '{ print $6 }')
+	echo "slurm: task $2 of job $1 was requeued with no node failure ($3); the logs say:" >&2
+	grep -i -E "JobId=($1_$2\(|$jid([^0-9]|$))|job[ _]$jid([^0-9]|$)|\[$jid\." \
+		"$C/ctl/slurmctld.log" "$C"/nodes/*/slurmd.log "$C"/nodes/*/prolog.log | sed 's/^/  /' >&2
+}
+# Tasks requeued with no node failure (Slurm's own reasons: see
+# BatchStartTimeout in slurm-cluster.lib). Checked last, so the
+# node-failure step still runs; why_requeued says why at once.
+spurious=""
 # wait_done JOB TRIES
 wait_done() {
-	sl_poll "$2" queue_empty "$1" || {
-		sl_client squeue >&2
-		tail -n 30 "$C/ctl/slurmctld.log" "$C"/nodes/*/slurmd.log >&2
-		fail "job $1 did not end"
-	}
+	sl_poll "$2" queue_empty "$1" || fail "job $1 did not end"
 }
 
 step "1. sbatch --array=0-7 of examples/slurm/mvm-array.sbatch"
@@ -81,7 +93,9 @@ wait_done "$arr" 1200
 for i in 0 1 2 3 4 5 6 7; do
 	f=$C/shared/results/task-$i.out
 	[ -f "$f" ] || { cat "$C/shared/logs/"*"_$i.log" >&2; fail "task $i left no result"; }
-	expect_match "task $i's header" "^task $i node n[12] job [0-9]+ restart 0$" "$(head -n 1 "$f")"
+	hdr=$(head -n 1 "$f")
+	expect_match "task $i's header" "^task $i node n[12] job [0-9]+ restart [0-9]+$" "$hdr"
+	[ "${hdr##* }" = 0 ] || { spurious="$spurious array-$i"; why_requeued "$arr" "$i" "$hdr"; }
 	expect_eq "task $i's result" "result $i $((i * i)) from mvm-minimal" "$(sed -n 2p "$f")"
 	expect_eq "task $i's lines" 2 "$(wc -l <"$f")"
 done
@@ -95,7 +109,10 @@ for n in n1 n2; do
 	expect_eq "imports on $n" 1 "$(grep -c '^imported template tpl ' "$C/nodes/$n/prolog.log")"
 	[ -z "$(ls "$C/nodes/$n/tmp")" ] || fail "state left on $n after the array: $(ls "$C/nodes/$n/tmp")"
 done
-echo "slurm: array of 8 ok: $(cat "$C"/shared/results/task-*.out | awk '/^task/ { print $4 }' | sort | uniq -c | tr '\n' ' ')" >&2
+echo "slurm: array of 8: every result once: $(cat "$C"/shared/results/task-*.out | awk '/^task/ { print $4 }' | sort | uniq -c | tr '\n' ' ')" >&2
+for n in n1 n2; do
+	echo "slurm: $n's prologs took (s): $(sed -n 's/^job [0-9]* status [0-9]* after \([0-9]*\) s$/\1/p' "$C/nodes/$n/prolog.log" | tr '\n' ' ')" >&2
+done
 
 step "2. scancel of a running task ends its sandbox, nothing left"
 job=$(sb tests/cluster/gated.sbatch --mem=600M --comment=mvm-template=tpl)
@@ -135,12 +152,6 @@ else
 	echo "slurm: memory bullet NOT RUN: $SL_WHY (Slurm's task/cgroup needs cgroup v2 here)" >&2
 fi
 
-# requeue_fail WHY: what Slurm said about requeues and node n2, then fail.
-requeue_fail() {
-	grep -E -i 'requeue|n2|launch|node_fail|epilog|prolog' "$C/ctl/slurmctld.log" | tail -n 30 | sed 's/^/  slurmctld: /' >&2
-	fail "$1"
-}
-
 step "4. node n2 fails under running tasks: requeued, finished on n1, once each"
 job=$(sb tests/cluster/gated.sbatch --array=0-3 --mem=600M --comment=mvm-template=tpl)
 started_any() { for f in "$C/shared/gated/task-$1.out.tmp."*; do started "$f" && return 0; done; return 1; }
@@ -149,16 +160,21 @@ sl_poll 1200 all_started || { ls -l "$C/shared/gated" >&2; sl_client squeue >&2;
 on_n2=$(grep -l '^task .* node n2 ' "$C/shared/gated/"*.tmp.* | sed 's/.*task-\([0-9]*\)\.out.*/\1/' | sort | tr '\n' ' ')
 [ -n "$on_n2" ] || fail "no task runs on n2: $(head -qn 1 "$C/shared/gated/"*)"
 grep -q '^task .* node n1 ' "$C/shared/gated/"*.tmp.* || fail "no task runs on n1"
-# Each task's header as it runs now: a task may already have been requeued
-# once before the node failure (a launch that failed on a node: its job
-# script never ran there, so it left no file), so n1's tasks are checked
-# against their own header, not against "restart 0".
+# Each task's header as it runs now, before the node fails: restart 0
+# (else a spurious requeue, reported last), and what n1's tasks must still
+# say at the end.
 for i in 0 1 2 3; do
 	eval "hdr_$i=\$(head -qn 1 \"\$C/shared/gated/task-$i.out.tmp.\"* | tail -n 1)"
+	eval "h=\$hdr_$i"
+	[ "${h##* }" = 0 ] || { spurious="$spurious gated-$i"; why_requeued "$job" "$i" "$h"; }
 done
+# Clock readings here are printed for people (how long Slurm took to see
+# the node dead and to run the requeued tasks), never compared.
+t_kill=$(date +%s)
 sl_node_kill n2
 down() { case $(sl_state n2) in down*) ;; *) return 1 ;; esac; }
 sl_poll 600 down || fail "n2 is not down for Slurm: $(sl_state n2)"
+t_down=$(date +%s)
 touch "$C/shared/gated/open"
 for i in 0 1 2 3; do
 	tid=$(sl_client squeue -h -r -j "$job" -o '%A %K' 2>/dev/null | awk -v i="$i" '$2 == i { print $1 }')
@@ -175,10 +191,11 @@ for i in 0 1 2 3; do
 	case " $on_n2 " in
 	*" $i "*)
 		expect_match "task $i (was on n2)" "^task $i node n1 job [0-9]+ restart [1-9][0-9]*$" "$after"
-		[ "${after##* }" -gt "${before##* }" ] || requeue_fail "task $i (was on n2: $before) was not requeued: $after" ;;
-	*) [ "$after" = "$before" ] || requeue_fail "task $i ran on n1 ($before) and was restarted: $after" ;;
+		[ "${after##* }" -gt "${before##* }" ] || fail "task $i (was on n2: $before) was not requeued: $after" ;;
+	*) [ "$after" = "$before" ] || fail "task $i ran on n1 ($before) and was restarted: $after" ;;
 	esac
 done
 expect_eq "results, each once" 4 "$(cat "$C/shared/gated/"task-*.out | grep -c '^done')"
-echo "slurm: node failure ok: tasks $on_n2 requeued from n2 and finished on n1" >&2
-echo "slurm: ok"
+echo "slurm: node failure ok: tasks ${on_n2}requeued from n2 and finished on n1: $(head -qn 1 "$C/shared/gated/"task-*.out | tr '\n' ';') n2 down $((t_down - t_kill)) s after the kill, every result $(($(date +%s) - t_down)) s after that" >&2
+[ -z "$spurious" ] || fail "tasks requeued with no node failure:$spurious (why: after their step above)"
+echo "slurm: ok ($(($(date +%s) - T0)) s)"

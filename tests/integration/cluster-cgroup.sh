@@ -4,7 +4,8 @@
 # a sandbox created from a shell in it has its VMM, its network helper and
 # its relay (started from outside the job) beneath the job's cgroup, its
 # guest's memory is charged to the job, and create says once that it has
-# no cgroup of its own (the job holds processes: EBUSY). The engine's kill
+# no cgroup of its own (the job holds processes: EBUSY), and so does a
+# `mvm run` started there. The engine's kill
 # (cgroup.kill on the job) then ends all of it, and `mvm gc` leaves no
 # process, state directory or cgroup behind. A sandbox that does get its
 # own cgroup (started from the cgroup v2 root, as in the test box) is
@@ -75,6 +76,16 @@ assert p["cgroup_caller"] == sys.argv[2], p["cgroup_caller"]
 assert "holds processes" in p["cgroup_note"], p["cgroup_note"]
 EOF
 "$MVM" events box --json | grep -q '"cgroup_note":"the caller' || fail "no confined event with the note"
+
+step "mvm run from the job says so too"
+# Every task under an engine is a `mvm run` (examples/slurm/): it said
+# nothing of its placement before (only create and start did).
+sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" run --memory 256M -- true' sh "$JOB" "$MVM" \
+	>"$T/run.out" 2>"$T/run.err" || { cat "$T/run.err" >&2; fail "mvm run in the job"; }
+expect_match "run's word on where the sandbox lives" \
+	"mvm run: run-[0-9]+: the caller's cgroup ${JOB#$CG} holds processes itself .*stays in it and is charged to it" \
+	"$(cat "$T/run.err")"
+[ "$(grep -c 'holds processes' "$T/run.err")" = 1 ] || fail "run said it more than once: $(cat "$T/run.err")"
 
 step "a relay started from outside the job joins the VMM's cgroup"
 python3 - "$MVM" >"$T/relay.out" 2>&1 <<'EOF' &

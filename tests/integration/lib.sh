@@ -19,10 +19,16 @@ timed_out() {
 		grep -av 'Unhandled WRMSR' "$c" | tail -n 8 | sed 's/^/  | /' >&2
 	done
 	guest_resets
+	if command -v fail_context >/dev/null 2>&1; then fail_context >&2 || true; fi
 }
 
 fail() {
 	echo "FAIL: $*" >&2
+	# A test whose world has more to say than mvm's stderr (a Slurm
+	# cluster's queue and logs: tests/cluster/slurm.sh) defines
+	# fail_context; its words come with every failure and timeout, so
+	# one run explains itself.
+	if command -v fail_context >/dev/null 2>&1; then fail_context >&2 || true; fi
 	# What the last run_mvm printed on stderr says why (CI shows only this).
 	if [ -s "$T/err" ]; then
 		echo "  last mvm stderr:" >&2

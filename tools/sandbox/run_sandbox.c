@@ -383,6 +383,17 @@ static int outcome(int status, const struct run_report *r, bool vm_ended, const 
 	return MVM_EXIT_ERROR;
 }
 
+/* Where the sandbox lives when it has no cgroup of its own, once on stderr,
+ * as create and start say it: under a cluster engine every task is a
+ * `mvm run`, charged to the job's cgroup (docs/cluster.md). */
+static void say_placement(const char *name)
+{
+	char note[1024];
+
+	if (sb_cgroup_recorded_note(name, note, sizeof(note)))
+		fprintf(stderr, "mvm run: %s: %s\n", name, note);
+}
+
 int run_in_sandbox(struct run_opts *o)
 {
 	struct run_sb *s = calloc(1, sizeof(*s));
@@ -415,6 +426,7 @@ int run_in_sandbox(struct run_opts *o)
 	} else if (booted == -EINTR) {
 		snprintf(err, sizeof(err), "interrupted while the sandbox booted");
 	} else if (!s->reaped) {
+		say_placement(s->name);
 		if (o->template_name)
 			sb_template_identity(s->name, err, sizeof(err));
 		for (int i = 0; i < o->ncopies && !err[0]; i++) {
