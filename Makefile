@@ -369,8 +369,9 @@ test: $(BUILD)/mvm $(BUILD)/unit-tests guest test-images mcp-client browser-clie
 		"$(MAKE) --no-print-directory unit asan fuzz-quick" \
 		"$(MAKE) --no-print-directory integration"
 
-# The relay's unit tests start build/mvm (a process of its own).
-asan: $(BUILD)/mvm | $(DEPS_OK)
+# The relay's unit tests start build/mvm, the agent's build/guest/mvm-agent
+# (processes of their own).
+asan: $(BUILD)/mvm $(BUILD)/guest/mvm-agent | $(DEPS_OK)
 	$(MAKE) BUILD=build/asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 		LDFLAGS="-fsanitize=address,undefined" build/asan/unit-tests
 	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=tests/unit/lsan.supp build/asan/unit-tests --jobs 2

@@ -1,5 +1,6 @@
-/* Where a sandbox's start spends its time: MVM_START_TRACE=FILE appends one
- * line per step (CLOCK_MONOTONIC in microseconds, pid, step). Off when unset. */
+/* Where a sandbox's start (and `stop:` steps, its stop) spends its time:
+ * MVM_START_TRACE=FILE appends one line per step (CLOCK_MONOTONIC in
+ * microseconds, pid, step). Off when unset. */
 #ifndef MVM_START_TRACE_H
 #define MVM_START_TRACE_H
 

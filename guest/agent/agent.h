@@ -15,6 +15,10 @@ struct agent_cfg {
 
 /* Serve the one operation a client opened @conn for; closes nothing. */
 void agent_session(int conn, const struct agent_cfg *cfg);
+/* SHUTDOWN (shutdown.c): sync, answer OK, wait (bounded) until the host
+ * has closed its end, so the OK cannot be lost to the reset; then reset the
+ * guest (in test mode: say so on stderr instead). */
+void agent_stop_guest(int conn, const struct agent_cfg *cfg);
 /* Run @e, stream its output on @conn, send its EXIT frame. 0 or -errno. */
 int agent_exec(int conn, struct ap_exec *e);
 /* In the forked child: wire stdio, drop to e->uid, chdir, exec. Never returns. */

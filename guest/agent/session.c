@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/reboot.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -144,10 +143,7 @@ void agent_session(int conn, const struct agent_cfg *cfg)
 		agent_identity(conn, buf, h.len);
 		break;
 	case AP_SHUTDOWN:
-		sync();
-		ap_write_frame(conn, AP_OK, NULL, 0);
-		if (!cfg->test_mode)
-			reboot(RB_AUTOBOOT);	/* reboot=k: the VMM sees the reset and exits */
+		agent_stop_guest(conn, cfg);
 		break;
 	default:
 		agent_error(conn, "unexpected first frame (type %u)", h.type);

@@ -12,6 +12,7 @@
 
 #include "common/cli_util.h"
 #include "common/mono_time.h"
+#include "common/start_trace.h"
 #include "tools/sandbox/agent_client.h"
 #include "tools/sandbox/api_client.h"
 
@@ -159,5 +160,10 @@ int agent_ping(const char *name, int timeout_ms)
 
 int agent_shutdown(const char *name, int timeout_ms)
 {
-	return simple_op(name, AP_SHUTDOWN, timeout_ms);
+	int fd = agent_connect(name, timeout_ms);
+
+	if (fd < 0)
+		return fd;
+	start_trace("stop: connected to the agent");
+	return agent_request(fd, AP_SHUTDOWN, NULL, 0, timeout_ms);
 }

@@ -254,8 +254,11 @@ int sb_stop(const char *name, int timeout_s)
 	 * (a reboot inside it, or a crash), which tests and users must not
 	 * take for a stop (issue 26). */
 	sb_event(name, "stopping");
+	start_trace("stop: asking the agent");
 	ret = agent_shutdown(name, 5000);
+	start_trace(ret ? "stop: the agent did not answer" : "stop: the agent answered");
 	if (!ret && wait_gone(pid, timeout_s)) {
+		start_trace("stop: the VMM is gone");
 		sb_cgroup_remove(name);
 		return 0;
 	}
