@@ -352,7 +352,7 @@ static void stop_vmm(struct run_sb *s)
 	if (s->reaped)
 		return;
 	sb_event(s->name, "stopping");	/* the reset that follows is asked for */
-	if (agent_shutdown(s->name, 5000) == 0 && reaped_within(s, 30))
+	if (agent_shutdown(s->name, 30000) == 0 && reaped_within(s, 30)) /* after its sync */
 		return;
 	if (api_simple(s->name, "shutdown", err, sizeof(err)) == 0 && reaped_within(s, 10))
 		return;

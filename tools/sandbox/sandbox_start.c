@@ -255,7 +255,10 @@ int sb_stop(const char *name, int timeout_s)
 	 * take for a stop (issue 26). */
 	sb_event(name, "stopping");
 	start_trace("stop: asking the agent");
-	ret = agent_shutdown(name, 5000);
+	/* The agent answers after the guest's sync, which after heavy writes
+	 * takes seconds: the caller's whole budget, not a fixed 5 s, or the
+	 * API shutdown below cuts a sync that was going to finish. */
+	ret = agent_shutdown(name, timeout_s * 1000);
 	start_trace(ret ? "stop: the agent did not answer" : "stop: the agent answered");
 	if (!ret && wait_gone(pid, timeout_s)) {
 		start_trace("stop: the VMM is gone");
