@@ -43,7 +43,12 @@ expect_match "api resume" '"ok":true' "$(api resume)"
 run_mvm exec life -- echo resumed
 expect_eq "exec after resume" "resumed" "$(cat "$T/out")"
 
-run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep && sync'
+# No sync here: the stop's own sync must write it. And the sandbox is
+# paused when stopped: mvm stop resumes it so the guest can sync (it used
+# to wait 5 s for an agent that could not answer, then stop the VMM
+# through its API, the file lost).
+run_mvm exec life -- sh -c 'echo persisted-123 > /data/keep'
+expect_match "api pause before stop" '"ok":true' "$(api pause)"
 run_mvm stop life
 expect_eq "stop" 0 "$rc"
 # Clean: the guest synced its disks and reset itself; mvm stop says when
