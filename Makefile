@@ -253,6 +253,15 @@ $(BROWSER_CLIENT): tests/browser/package.json tests/browser/package-lock.json
 .PHONY: browser-client
 browser-client: $(BROWSER_CLIENT)
 
+# Verdaccio, the npm registry tests/integration/image-dev.sh runs on a test
+# host (tests/integration/verdaccio.lib), at the version pinned in
+# tests/verdaccio/package-lock.json: 6.8.0, the last that runs on node 20.
+REGISTRY_SERVER := tests/verdaccio/node_modules/.package-lock.json
+$(REGISTRY_SERVER): tests/verdaccio/package.json tests/verdaccio/package-lock.json
+	cd tests/verdaccio && npm ci --no-audit --no-fund
+.PHONY: registry-server
+registry-server: $(REGISTRY_SERVER)
+
 # The same mvm with test hooks (tools/sandbox/test_attack.h, devices/blk_io.c,
 # common/io_census.h), for tests/integration/confine-attack.sh and
 # blk-nonblocking.sh only; never what users run.
@@ -265,7 +274,7 @@ testhooks: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
 		MVM_LDFLAGS="$(foreach f,$(CENSUS_WRAP),-Wl,--wrap=$(f))" $(BUILD)/testhooks/mvm
 
-integration: $(BUILD)/mvm guest test-images mcp-client browser-client testhooks
+integration: $(BUILD)/mvm guest test-images mcp-client browser-client registry-server testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Slurm for real (issue 29): slurmctld and two slurmd nodes, each in its own
@@ -350,7 +359,7 @@ arm64-box:
 # priority beside the integration suite, whose box leaves a core mostly idle
 # (tests/run-beside.sh; about 10 min less on 2 cores than one after the other).
 # `make unit asan fuzz-quick integration` runs them one after the other.
-test: $(BUILD)/mvm $(BUILD)/unit-tests guest test-images mcp-client browser-client testhooks
+test: $(BUILD)/mvm $(BUILD)/unit-tests guest test-images mcp-client browser-client registry-server testhooks
 	@tests/run-beside.sh $(BUILD)/host-checks.log \
 		"$(MAKE) --no-print-directory unit asan fuzz-quick" \
 		"$(MAKE) --no-print-directory integration"
