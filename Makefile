@@ -208,8 +208,8 @@ image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,debian,$(DEBIAN_INPUTS))
 # dev: Debian minbase + python3/pip/venv, nodejs/npm, git, build-essential, curl
 # (tests/integration/image-dev.sh). Not part of `images`; part of `test-images`
-# as root, so CI runs its test: 160-241 s cold (164 MB of packages, 781 MiB
-# of files) on the 2-core dev VM; the test skips without it.
+# as root, so CI runs its test: 152-241 s (164 MB of packages, 781 MiB of
+# files) on the 2-core dev VM; the test skips without it.
 DEV_INPUTS := images/build-dev.sh images/image-lib.sh
 image-dev: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,dev,$(DEV_INPUTS))
