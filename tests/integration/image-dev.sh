@@ -26,6 +26,7 @@ command -v git >/dev/null || skip "git missing (make deps)"
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
 # ---- the registries, built here ----
+verdaccio_start
 reg=$T/reg
 magic=$(python3 tests/integration/dev_registry.py "$reg" "$T/npm-package") ||
 	fail "dev_registry.py"
@@ -40,7 +41,6 @@ git -C "$reg/git/demo.git" update-server-info
 echo "$magic" > "$reg/hello.txt"
 
 serve_registry "$reg"
-serve_verdaccio "$T/npm-package"
 blocked_seen=$(wc -l < "$T/blocked.log")
 
 # ---- the sandbox ----
@@ -101,7 +101,8 @@ grep -q 'GET /packages/mvm_devtest-1.0-py3-none-any.whl' "$T/allowed.log" ||
 	fail "pip: the wheel was not fetched from the test index: $(cat "$T/allowed.log")"
 echo "image-dev: pip install from the allowed index"
 
-# ---- npm, from Verdaccio ----
+# ---- npm, from Verdaccio (given its package now: it came up meanwhile) ----
+verdaccio_publish "$T/npm-package"
 npm='npm install --no-audit --no-fund --no-update-notifier --fetch-retries 0 --fetch-timeout 60000'
 req="cd /tmp/app && node -e 'console.log(require(\"mvm-devtest\"))'"
 v0=$(verdaccio_requests)
