@@ -207,9 +207,9 @@ DEBIAN_INPUTS := images/build-debian.sh images/image-lib.sh
 image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,debian,$(DEBIAN_INPUTS))
 # dev: Debian minbase + python3/pip/venv, nodejs/npm, git, build-essential, curl
-# (tests/integration/image-dev.sh). Not part of `images`/`test-images`: 160 s
-# cold (164 MB of packages, 781 MiB of files) on the 2-core dev VM; built on
-# request, and its test skips without it.
+# (tests/integration/image-dev.sh). Not part of `images`; part of `test-images`
+# as root, so CI runs its test: 152-241 s (164 MB of packages, 781 MiB of
+# files) on the 2-core dev VM; the test skips without it.
 DEV_INPUTS := images/build-dev.sh images/image-lib.sh
 image-dev: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,dev,$(DEV_INPUTS))
@@ -230,12 +230,12 @@ image-browser: $(BUILD)/mvm | $(DEPS_OK)
 template-browser: $(BUILD)/mvm image-browser
 	MVM=$(BUILD)/mvm MVM_IMAGE_DIR="$(IMAGE_DIR)" tools/template-browser.sh browser
 
-# `make test` builds them (well inside CI's budget); without root the
+# `make test` builds them (inside CI's budget); without root the
 # Debian-based images are left out and their tests skip.
 test-images: image-minimal
 	@if [ "$$(id -u)" != 0 ]; then \
-		echo "images: not root, debian and browser images not built (sudo make image-debian image-browser)"; \
-	else $(MAKE) --no-print-directory image-debian image-browser; fi
+		echo "images: not root, debian, browser and dev images not built (sudo make image-debian image-browser image-dev)"; \
+	else $(MAKE) --no-print-directory image-debian image-browser image-dev; fi
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
@@ -253,6 +253,15 @@ $(BROWSER_CLIENT): tests/browser/package.json tests/browser/package-lock.json
 .PHONY: browser-client
 browser-client: $(BROWSER_CLIENT)
 
+# Verdaccio, the npm registry tests/integration/image-dev.sh runs on a test
+# host (tests/integration/verdaccio.lib), at the version pinned in
+# tests/verdaccio/package-lock.json: 6.8.0, the last that runs on node 20.
+REGISTRY_SERVER := tests/verdaccio/node_modules/.package-lock.json
+$(REGISTRY_SERVER): tests/verdaccio/package.json tests/verdaccio/package-lock.json
+	cd tests/verdaccio && npm ci --no-audit --no-fund
+.PHONY: registry-server
+registry-server: $(REGISTRY_SERVER)
+
 # The same mvm with test hooks (tools/sandbox/test_attack.h, devices/blk_io.c,
 # common/io_census.h), for tests/integration/confine-attack.sh and
 # blk-nonblocking.sh only; never what users run.
@@ -265,7 +274,7 @@ testhooks: | $(DEPS_OK)
 	@$(MAKE) --no-print-directory BUILD=$(BUILD)/testhooks CFLAGS="-O2 -g -DMVM_TEST_HOOKS" \
 		MVM_LDFLAGS="$(foreach f,$(CENSUS_WRAP),-Wl,--wrap=$(f))" $(BUILD)/testhooks/mvm
 
-integration: $(BUILD)/mvm guest test-images mcp-client browser-client testhooks
+integration: $(BUILD)/mvm guest test-images mcp-client browser-client registry-server testhooks
 	MVM_IMAGE_DIR="$(IMAGE_DIR)" tests/run-integration.sh
 
 # Slurm for real (issue 29): slurmctld and two slurmd nodes, each in its own
@@ -364,7 +373,7 @@ arm64-box:
 # priority beside the integration suite, whose box leaves a core mostly idle
 # (tests/run-beside.sh; about 10 min less on 2 cores than one after the other).
 # `make unit asan fuzz-quick integration` runs them one after the other.
-test: $(BUILD)/mvm $(BUILD)/unit-tests guest test-images mcp-client browser-client testhooks
+test: $(BUILD)/mvm $(BUILD)/unit-tests guest test-images mcp-client browser-client registry-server testhooks
 	@tests/run-beside.sh $(BUILD)/host-checks.log \
 		"$(MAKE) --no-print-directory unit asan fuzz-quick" \
 		"$(MAKE) --no-print-directory integration"

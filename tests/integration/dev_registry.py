@@ -2,31 +2,29 @@
 """Builds the package registries tests/integration/image-dev.sh and
 image-apt.sh serve.
 
-Usage: dev_registry.py ROOT BASE_URL
+Usage: dev_registry.py ROOT NPM_PACKAGE_DIR
        dev_registry.py --apt KEYRING ROOT
 
 Writes under ROOT, for a plain static HTTP server (python3 -m http.server):
   simple/mvm-devtest/index.html   a PEP 503 simple index page
   packages/mvm_devtest-1.0-py3-none-any.whl   a wheel built here with zipfile
-  npm/mvm-devtest                 an npm registry document (packument)
-  tarballs/mvm-devtest-1.0.0.tgz  the npm package it points at
-The npm package's postinstall script tries a host no rule allows and records
-what happened in /tmp/mvm-devtest-postinstall.txt.
+and in NPM_PACKAGE_DIR the source of an npm package (package.json, index.js,
+probe.js), which the test publishes to its Verdaccio (verdaccio.lib): the
+registry makes the package document and tarball itself, as for any package
+published to it. Its postinstall script tries a host no rule allows and
+records what happened in /tmp/mvm-devtest-postinstall.txt.
 
 With --apt, instead (dev_apt.py): a signed flat apt repository in ROOT/apt,
 and its signing key's public part in KEYRING (outside ROOT: the guest gets
 the key from the operator, not from the server it is meant to check).
 
-Nothing names any host but BASE_URL's and the test net's
-documentation-range address. Prints the content the packages carry.
+Nothing names any host but the test net's documentation-range address. Prints the content the packages carry.
 """
 import base64
 import hashlib
-import io
 import json
 import os
 import sys
-import tarfile
 import zipfile
 
 MAGIC = "mvm-devtest-ok"
@@ -80,7 +78,7 @@ req.on('error', (e) => { if (!fs.existsSync(out)) fs.writeFileSync(out, 'probe=r
 """
 
 
-def npm(root, base):
+def npm(pkgdir):
     pkg = {
         "name": "mvm-devtest",
         "version": "1.0.0",
@@ -90,38 +88,14 @@ def npm(root, base):
         "scripts": {"postinstall": "node probe.js"},
     }
     files = {
-        "package/package.json": json.dumps(pkg, indent=2) + "\n",
-        "package/index.js": "module.exports = '%s';\n" % MAGIC,
-        "package/probe.js": PROBE,
+        "package.json": json.dumps(pkg, indent=2) + "\n",
+        "index.js": "module.exports = '%s';\n" % MAGIC,
+        "probe.js": PROBE,
     }
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as t:
-        for p, text in files.items():
-            data = text.encode()
-            ti = tarfile.TarInfo(p)
-            ti.size = len(data)
-            ti.mode = 0o644
-            ti.mtime = 0
-            t.addfile(ti, io.BytesIO(data))
-    tgz = buf.getvalue()
-    os.makedirs(os.path.join(root, "tarballs"), exist_ok=True)
-    with open(os.path.join(root, "tarballs", "mvm-devtest-1.0.0.tgz"), "wb") as f:
-        f.write(tgz)
-    version = dict(pkg)
-    version["hasInstallScript"] = True
-    version["dist"] = {
-        "tarball": base + "/tarballs/mvm-devtest-1.0.0.tgz",
-        "shasum": hashlib.sha1(tgz).hexdigest(),
-        "integrity": "sha512-" + base64.b64encode(hashlib.sha512(tgz).digest()).decode(),
-    }
-    doc = {
-        "name": "mvm-devtest",
-        "dist-tags": {"latest": "1.0.0"},
-        "versions": {"1.0.0": version},
-    }
-    os.makedirs(os.path.join(root, "npm"), exist_ok=True)
-    with open(os.path.join(root, "npm", "mvm-devtest"), "w") as f:
-        json.dump(doc, f, indent=2)
+    os.makedirs(pkgdir, exist_ok=True)
+    for p, text in files.items():
+        with open(os.path.join(pkgdir, p), "w") as f:
+            f.write(text)
 
 
 def main():
@@ -131,10 +105,9 @@ def main():
         print(MAGIC)
         return
     if len(sys.argv) != 3:
-        sys.exit("usage: dev_registry.py ROOT BASE_URL | dev_registry.py --apt KEYRING ROOT")
-    root, base = sys.argv[1], sys.argv[2].rstrip("/")
-    wheel(root)
-    npm(root, base)
+        sys.exit("usage: dev_registry.py ROOT NPM_PACKAGE_DIR | dev_registry.py --apt KEYRING ROOT")
+    wheel(sys.argv[1])
+    npm(sys.argv[2])
     print(MAGIC)
 
 

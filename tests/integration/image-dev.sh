@@ -2,18 +2,19 @@
 # The dev image (built on the host by `make image-dev`: debootstrap needs
 # root and the network, which the test box has neither of): pip, npm, git
 # and curl in the guest fetch from registries this test serves on test hosts
-# in a network namespace, through the sandbox's allowlist. The same registry
-# is served on two hosts: with allowed.test:8090 allowed, installs from it
-# succeed; from blocked.test (refused by name: NXDOMAIN from the host) and
-# from 203.0.113.20 (refused by address: a reset) they fail, every attempt is
-# an event, and that server sees no request at all. An npm package whose
-# install script reaches for a host no rule allows installs, but its
-# connection is refused and shows in `mvm events`.
+# in a network namespace, through the sandbox's allowlist. The same registries
+# are served on two hosts: with allowed.test:8090 and :4873 allowed, installs
+# from them succeed; from blocked.test (refused by name: NXDOMAIN from the
+# host) and from 203.0.113.20 (refused by address: a reset) they fail, every
+# attempt is an event, and no server sees a request from those attempts. An
+# npm package whose install script reaches for a host no rule allows
+# installs, but its connection is refused and shows in `mvm events`.
 #
-# The registries: a PEP 503 simple index with a wheel built here, an npm
-# registry document + tarball (static files: the npm client's view of a
-# registry, not Verdaccio), a git repository over git's dumb HTTP protocol;
-# all served by `python3 -m http.server` (tests/integration/dev_registry.py).
+# The registries: a PEP 503 simple index with a wheel built here, a git
+# repository over git's dumb HTTP protocol and a plain file, served by
+# `python3 -m http.server` on port 8090 (tests/integration/dev_registry.py);
+# an npm registry, Verdaccio (tests/integration/verdaccio.lib) on port 4873,
+# offline, serving the package this test built and published to it.
 . tests/integration/lib.sh
 . tests/integration/sandbox.lib
 store=${MVM_IMAGE_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mvm/images}
@@ -21,11 +22,13 @@ store=${MVM_IMAGE_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/mvm/images}
 	skip "no dev image in $store: build it on the host first (sudo make image-dev)"
 command -v git >/dev/null || skip "git missing (make deps)"
 . tests/integration/net.lib
+. tests/integration/verdaccio.lib
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
 # ---- the registries, built here ----
+verdaccio_start
 reg=$T/reg
-magic=$(python3 tests/integration/dev_registry.py "$reg" http://allowed.test:8090) ||
+magic=$(python3 tests/integration/dev_registry.py "$reg" "$T/npm-package") ||
 	fail "dev_registry.py"
 mkdir -p "$T/src" "$reg/git"
 git -C "$T/src" init -q -b main
@@ -41,18 +44,21 @@ serve_registry "$reg"
 blocked_seen=$(wc -l < "$T/blocked.log")
 
 # ---- the sandbox ----
-sb_create dev --image dev --memory 1024M --cpus 2 $NET_DNS --allow allowed.test:8090/tcp
+sb_create dev --image dev --memory 1024M --cpus 2 $NET_DNS \
+	--allow allowed.test:8090/tcp --allow allowed.test:4873/tcp
 ev=$MVM_STATE_DIR/dev/events.jsonl
 gx() { run_mvm exec dev -- sh -c "export HOME=/root; $1"; }
 dns_denials() { grep -c '"proto":"dns".*"name":"blocked.test"' "$ev" 2>/dev/null || true; }
-tcp_denials() { grep -c '"proto":"tcp","dst":"203.0.113.20","port":8090,.*"reason":"not-allowlisted"' "$ev" 2>/dev/null || true; }
+# tcp_denials [PORT]: refused connections to 203.0.113.20:PORT (8090)
+tcp_denials() { grep -c "\"proto\":\"tcp\",\"dst\":\"203.0.113.20\",\"port\":${1:-8090},.*\"reason\":\"not-allowlisted\"" "$ev" 2>/dev/null || true; }
 
-# refused WHAT CMD CHECK: in one guest command (each costs seconds in the
-# emulated box), CMD with @HOST@ = blocked.test and then = 203.0.113.20
+# refused WHAT CMD CHECK [PORT]: in one guest command (each costs seconds in
+# the emulated box), CMD with @HOST@ = blocked.test and then = 203.0.113.20
 # fails (its output goes to $T/err), and CHECK fails afterwards (nothing was
-# installed); each attempt added its denial event.
+# installed); each attempt added its denial event (a connection to PORT,
+# 8090 unless given).
 refused() {
-	d0=$(dns_denials) t0=$(tcp_denials)
+	d0=$(dns_denials) t0=$(tcp_denials "${4:-8090}")
 	cmd=$(printf '%s' "$2" | sed 's/@HOST@/$host/g')
 	gx "for host in blocked.test 203.0.113.20; do ( $cmd ) 1>&2; echo \"\$host=\$?\"; done
 		( $3 ) >/dev/null 2>&1; echo \"check=\$?\""
@@ -62,7 +68,7 @@ refused() {
 			fail "$1: $k did not fail: $(tr '\n' ' ' < "$T/out"); $(tail -5 "$T/err")"
 	done
 	[ "$(dns_denials)" -gt "$d0" ] || fail "$1 from blocked.test: no DNS denial event: $(tail -3 "$ev")"
-	[ "$(tcp_denials)" -gt "$t0" ] || fail "$1 from 203.0.113.20: no connection denial event: $(tail -3 "$ev")"
+	[ "$(tcp_denials "${4:-8090}")" -gt "$t0" ] || fail "$1 from 203.0.113.20: no connection denial event: $(tail -3 "$ev")"
 	echo "image-dev: $1 from blocked.test and 203.0.113.20 refused, each an event"
 }
 
@@ -95,20 +101,23 @@ grep -q 'GET /packages/mvm_devtest-1.0-py3-none-any.whl' "$T/allowed.log" ||
 	fail "pip: the wheel was not fetched from the test index: $(cat "$T/allowed.log")"
 echo "image-dev: pip install from the allowed index"
 
-# ---- npm, from a registry document + tarball ----
+# ---- npm, from Verdaccio (given its package now: it came up meanwhile) ----
+verdaccio_publish "$T/npm-package"
 npm='npm install --no-audit --no-fund --no-update-notifier --fetch-retries 0 --fetch-timeout 60000'
 req="cd /tmp/app && node -e 'console.log(require(\"mvm-devtest\"))'"
-refused "npm install" "cd /tmp/app && $npm --registry http://@HOST@:8090/npm/ mvm-devtest" "$req"
+v0=$(verdaccio_requests)
+refused "npm install" "cd /tmp/app && $npm --registry http://@HOST@:4873/ mvm-devtest" "$req" 4873
+expect_eq "npm: requests that reached Verdaccio from the refused hosts" "$v0" "$(verdaccio_requests)"
 t0=$(tcp_denials)
-gx "cd /tmp/app && $npm --registry http://allowed.test:8090/npm/ mvm-devtest && $req && cat /tmp/mvm-devtest-postinstall.txt"
+gx "cd /tmp/app && $npm --registry http://allowed.test:4873/ mvm-devtest && $req && cat /tmp/mvm-devtest-postinstall.txt"
 [ "$rc" = 0 ] || fail "npm install from the allowed registry: status $rc: $(tail -5 "$T/out" "$T/err")"
 expect_eq "npm: the served package loads" "$magic" "$(tail -2 "$T/out" | head -1)"
-grep -q 'GET /tarballs/mvm-devtest-1.0.0.tgz' "$T/allowed.log" ||
-	fail "npm: the tarball was not fetched from the test registry: $(cat "$T/allowed.log")"
+grep -q "req: 'GET /mvm-devtest/-/mvm-devtest-1.0.0.tgz', bytes: 0/[1-9]" "$T/verdaccio.log" ||
+	fail "npm: the tarball was not fetched from Verdaccio: $(grep -o "requested '[^']*'" "$T/verdaccio.log")"
 # The install script ran and its reach for 203.0.113.20 was reset.
 expect_eq "npm: the install script's connection" "probe=refused ECONNREFUSED" "$(tail -1 "$T/out")"
 [ "$(tcp_denials)" -gt "$t0" ] || fail "npm: the install script's attempt is no event: $(tail -3 "$ev")"
-echo "image-dev: npm install from the allowed registry; its install script stopped"
+echo "image-dev: npm install from Verdaccio on the allowed host; its install script stopped"
 
 # ---- git clone over HTTP, and curl ----
 refused "git clone" 'timeout 120 git clone -q http://@HOST@:8090/git/demo.git /tmp/demo' 'test -e /tmp/demo'
