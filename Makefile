@@ -163,7 +163,8 @@ $(BUILD)/unit-tests: $(UNIT_OBJS) $(SC_BUILD_OBJ) $(LIBMVM)
 # no test asserts on a duration (tests/lint/no-timing.py, tests/README.md),
 # a failed create leaves nothing behind and `serve`/`image import` reach
 # their programs (tests/cli/, KVM-free), the integration runner names a
-# guest's own reset (tests/nested/check-runner.sh), every binary we ship is hardened
+# guest's own reset (tests/nested/check-runner.sh) and splits the suite
+# over boxes (tests/nested/check-shards.sh), every binary we ship is hardened
 # and mvm links none of mvm-serve's and mvm-oci's libraries (tests/build/).
 GUEST_BINS := $(BUILD)/guest/mvm-init $(BUILD)/guest/mvm-agent $(BUILD)/guest/mvm-wget
 unit: $(BUILD)/unit-tests $(BUILD)/mvm $(GUEST_BINS)
@@ -177,6 +178,7 @@ unit: $(BUILD)/unit-tests $(BUILD)/mvm $(GUEST_BINS)
 	tests/docs/check-readme-commands.sh --self-test $(BUILD)/mvm README.md examples/worked-example/README.md
 	tests/cli/create-leaves-nothing.sh $(BUILD)/mvm
 	tests/nested/check-runner.sh
+	tests/nested/check-shards.sh
 	@# The Python SDK's remote transport against a fake server (KVM-free), with a python3 that has pytest.
 	@p=$$(for p in /usr/bin/python3 python3; do $$p -c 'import pytest' 2>/dev/null && { echo $$p; break; }; done); \
 	[ -n "$$p" ] || { echo "make unit: no python3 with pytest (tools/deps.sh installs python3-pytest)" >&2; exit 1; }; \

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Run every tests/integration/*.sh (this script excepted) where /dev/kvm works,
-# each under a time limit; end with a table (each test, its verdict, its
-# duration, its attempts and why it was retried), a "retried: N (...)" line
-# and, last, the plain "N passed, N failed" line that scripts rely on.
+# each under a time limit; end with summary.sh's report (each test, its
+# verdict, its duration, its attempts and why it was retried, then the
+# "integration: N passed, N failed" line that scripts rely on).
 # Called through tests/nested/maybe-nested.sh by tests/run-integration.sh.
 #
 # MVM_TEST_PROGRESS=FILE makes the run resumable: each finished test appends
@@ -10,11 +10,24 @@
 # counted. The nested box sets it so that a box that froze (an emulation
 # flake of the outer kernel, not a test result) resumes where it stopped.
 # Its lines are "name verdict seconds attempts [retry reasons]".
+#
+# run-all.sh --list prints the names of the tests it would run (the filter
+# applied), one per line, and runs nothing: the box runner shards by it.
 set -u
 cd "$(dirname "$0")/../.."
+filter=${MVM_TEST_FILTER:-}
+# tests: every test's name, in the order they run (summary.sh is no test).
+tests() {
+	for t in tests/integration/*.sh; do
+		name=$(basename "$t" .sh)
+		case "$name" in run-all | lib | summary) continue ;; esac
+		if [ -n "$filter" ] && ! echo "$name" | grep -Eq "$filter"; then continue; fi
+		echo "$name"
+	done
+}
+if [ "${1:-}" = --list ]; then tests; exit 0; fi
 [ -c /dev/kvm ] || { echo "run-all: /dev/kvm missing: refusing to pass" >&2; exit 2; }
 limit=${MVM_TEST_TIMEOUT:-600}
-filter=${MVM_TEST_FILTER:-}
 progress=${MVM_TEST_PROGRESS:-/dev/null}
 running=${MVM_TEST_PROGRESS:+$MVM_TEST_PROGRESS.running}	# the test in flight
 sick=${MVM_TEST_PROGRESS:+$MVM_TEST_PROGRESS.sick}	# why the last box gave up
@@ -23,7 +36,6 @@ sick=${MVM_TEST_PROGRESS:+$MVM_TEST_PROGRESS.sick}	# why the last box gave up
 sick_why=""
 if [ -n "$sick" ] && [ -s "$sick" ]; then sick_why=$(cat "$sick"); fi
 [ -z "$sick" ] || rm -f "$sick"
-pass=0 failed=0 skipped=0 failures=""
 rows=$(mktemp) && trap 'rm -f "$rows"' EXIT
 # Everything in the emulated box runs tens of times slower than on hardware
 # KVM: a guest busy with Chromium can take longer than the verbs' 10 s to
@@ -95,43 +107,17 @@ run_one() {
 	return "$st"
 }
 
-tally() { # verdict name
-	case $1 in
-	PASS) pass=$((pass + 1)) ;;
-	SKIP) skipped=$((skipped + 1)) ;;
-	*) failed=$((failed + 1)); failures="$failures $2" ;;
-	esac
-}
 # row NAME VERDICT SECONDS ATTEMPTS [REASONS]: one line of the final table.
 row() { echo "$*" >>"$rows"; }
 count() { # verdict name seconds attempts reasons
-	tally "$1" "$2"
 	row "$2" "$1" "$3" "$4" "$5"
 	echo "$2 $1 $3 $4 $5" >>"$progress"
 }
 
-# The table, the retries, then the counts (the last line, which scripts read).
-summary() {
-	echo
-	printf '%-28s %-7s %7s %8s  %s\n' test verdict seconds attempts "retried because"
-	while read -r n v secs tries why; do
-		printf '%-28s %-7s %7s %8s  %s\n' "$n" "$v" "$secs" "$tries" "$why"
-	done <"$rows"
-	retried=$(awk '$4 > 1 { n++ } END { print n + 0 }' "$rows")
-	reasons=$(awk '$4 > 1 { $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); print }' "$rows" |
-		tr ';' '\n' | sed 's/^ *//; /^$/d' | sort | uniq -c | awk '{ c = $1; $1 = ""; printf "%s%s x%d", sep, substr($0, 2), c; sep = "; " }')
-	echo "retried: $retried${reasons:+ ($reasons)}"
-	[ -z "$failures" ] || echo "failed:$failures"
-	echo "integration: $pass passed, $failed failed, $skipped skipped"
-}
-
-for t in tests/integration/*.sh; do
-	name=$(basename "$t" .sh)
-	case "$name" in run-all|lib) continue ;; esac
-	if [ -n "$filter" ] && ! echo "$name" | grep -Eq "$filter"; then continue; fi
+for name in $(tests); do
+	t=tests/integration/$name.sh
 	done_line=$(grep "^$name [A-Z]" "$progress" 2>/dev/null | tail -1)
 	if [ -n "$done_line" ]; then	# finished before the box froze: as it was
-		tally "$(echo "$done_line" | cut -d' ' -f2)" "$name"
 		echo "$done_line" >>"$rows"
 		continue
 	fi
@@ -186,5 +172,7 @@ for t in tests/integration/*.sh; do
 	why=$(box_sick "$stalls" "$oopses")
 	[ -z "$why" ] || leave_box "$why (after $name)"
 done
-summary
-[ "$failed" = 0 ] && [ "$pass" -gt 0 ]
+# The box runner (tests/nested/shards.sh) merges several boxes' rows into
+# one report: MVM_TEST_ROWS is where this box's go (on the shared checkout).
+[ -z "${MVM_TEST_ROWS:-}" ] || cp "$rows" "$MVM_TEST_ROWS"
+sh tests/integration/summary.sh "$rows"

@@ -375,7 +375,7 @@ run_once() {
 	QPID=""
 	# Keep the box's kernel console for a post-mortem (warnings and soft
 	# lockup traces: loglevel=5 lets their stack dumps through).
-	[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console.log" 2>/dev/null
+	[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console$TAG.log" 2>/dev/null
 	if [ -s "$ctl/rc" ]; then
 		return "$(cat "$ctl/rc")"
 	fi
@@ -389,6 +389,8 @@ run() {
 	command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing (make deps)"
 	prepare
 	WHY=${MVM_NESTED_WHY:-"no usable /dev/kvm"}
+	# One of several boxes at once (tests/nested/shards.sh): its own logs.
+	TAG=${MVM_NESTED_TAG:+-$MVM_NESTED_TAG}
 	# The checkout: git top-level of the cwd, else the cwd itself.
 	WORK=$(git rev-parse --show-toplevel 2>/dev/null) || WORK=$PWD
 	WORK=$(cd "$WORK" && pwd -P)
@@ -441,8 +443,8 @@ run() {
 		fi
 		if [ -s "$ctl/console.log" ] && [ "$rc" != 75 ]; then
 			# A fresh box overwrites build/nested-console.log: keep this one.
-			[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console.hung-$attempt.log" 2>/dev/null
-			echo "nested: the box's kernel console (all of it: build/nested-console.hung-$attempt.log), its first oops lines, then its last lines:" >&2
+			[ -d "$WORK/build" ] && cp "$ctl/console.log" "$WORK/build/nested-console$TAG.hung-$attempt.log" 2>/dev/null
+			echo "nested: the box's kernel console (all of it: build/nested-console$TAG.hung-$attempt.log), its first oops lines, then its last lines:" >&2
 			grep -E -m 12 -A 3 'BUG:|Oops|general protection|double fault|stack guard|kernel stack overflow|Call Trace' \
 				"$ctl/console.log" | grep -v 'Unhandled WRMSR' | head -n 30 | sed 's/^/nested:   /' >&2
 			echo "nested:   ..." >&2

@@ -8,8 +8,10 @@
 #   - otherwise fail loudly (exit 2): a KVM test must never pass silently.
 # MVM_NESTED=1 forces the box even with /dev/kvm (to test the runner);
 # MVM_NESTED=0 forbids it (fail instead of being slow).
+# maybe-nested.sh --why: print why the box is needed and exit 0, or exit 1
+# when commands run directly here (2: neither is possible).
 set -u
-[ $# -ge 1 ] || { echo "usage: $0 CMD [ARGS...]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 CMD [ARGS...] | $0 --why" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 
 # "Usable" means open(O_RDWR) succeeds, not mere existence: a node without
@@ -30,7 +32,10 @@ kvm_unusable() {
 case "${MVM_NESTED:-}" in
 1) export MVM_NESTED_WHY="MVM_NESTED=1 forces it" ;;
 0 | "")
-	why=$(kvm_unusable) || exec "$@"
+	if ! why=$(kvm_unusable); then
+		[ "$1" = --why ] && exit 1
+		exec "$@"
+	fi
 	if [ "${MVM_NESTED:-}" = 0 ]; then
 		echo "maybe-nested: $why and MVM_NESTED=0 forbids the nested box; cannot run: $*" >&2
 		exit 2
@@ -45,4 +50,5 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	echo "maybe-nested: cannot run '$*'. Install the deps (make deps) or run on a KVM host." >&2
 	exit 2
 fi
+if [ "$1" = --why ]; then echo "$MVM_NESTED_WHY"; exit 0; fi
 exec "$here/box.sh" run "$@"
