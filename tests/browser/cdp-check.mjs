@@ -42,7 +42,13 @@ async function form() {
 	const page = await openTab(b, `${arg}/form.html`);
 	await page.type("#name", "mvm-agent");
 	await Promise.all([page.waitForNavigation({ waitUntil: "load" }), page.click("#go")]);
-	const answer = await page.$eval("#answer", (e) => e.textContent);
+	// Read the answer through waitForFunction, which re-runs in whatever
+	// document is current: a $eval right after the navigation can still name
+	// the old document's context, and on a loaded box it failed with
+	// "DOM.describeNode: Cannot find context with specified id".
+	const answer = await (await page.waitForFunction(
+		() => document.readyState === "complete" && document.querySelector("#answer")?.textContent,
+		{ polling: 500 })).jsonValue();
 	const shot = await page.screenshot({ type: "png" });
 	const screen = await page.evaluate(() => [screen.width, screen.height]);
 	out({ answer, url: page.url(), png: shot.subarray(0, 8).toString("hex"), bytes: shot.length,
