@@ -21,7 +21,8 @@
 # reaped: the host-side checks, never the guest), the VMM's CPU time spent
 # in a snapshot or checkpoint (utime+stime of its process from /proc, before
 # and after: 10 ms ticks), and system calls of one exec and one cp
-# (strace -f -c: a count, not a timing), instructions of the exec and cp
+# (strace -f -c: a count, not a timing), the VMM's peak RSS beyond the
+# guest's resident RAM after create and one exec, instructions of the exec and cp
 # CLI processes (valgrind cachegrind, the CLI alone: a proxy for CPU cost). Raw lines: "B27 SIDE ROUND KEY VALUE".
 set -eu
 [ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: $0 MVM_A MVM_B [MVM_C]" >&2; exit 2; }
@@ -77,6 +78,14 @@ one() {
 	timed create "$m" create b --net none --memory 256M --disk-size 128M
 	"$m" exec b -- true
 	out create-exec.wall $(($(ms) - t0))
+	# The VMM's peak RSS beyond the guest's resident RAM, after one exec
+	# (bench-boot's "RSS overhead" of `mvm create` + exec).
+	out vmm.rss-overhead-kib "$(python3 -c '
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1] + "/api.sock")
+s.sendall(b"{\"op\":\"status\"}\n"); st = json.loads(s.makefile().readline())
+hwm = [l for l in open("/proc/%d/status" % st["pid"]) if l.startswith("VmHWM:")][0].split()[1]
+print(int(hwm) - int(st["guest_resident_kib"]))' "$MVM_STATE_DIR/b")"
 	for i in $(seq "$EXECS"); do
 		t0=$(ms); "$m" exec b -- true; echo $(($(ms) - t0)) >> "$T/$S.exec.$R"
 	done
