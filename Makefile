@@ -86,7 +86,7 @@ DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot bench-import \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-serve bench-guest-io bench-hash \
-        bench-create-copy bench-browser bench-count demo clean format install test-cluster
+        bench-create-copy bench-browser bench-count bench-builds bench-verify demo clean format install test-cluster
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -516,6 +516,23 @@ bench-hash: $(BUILD)/bench/sha256_tree
 BENCH_BASE ?= $(BUILD)/mvm
 bench-create-copy: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh sh tests/bench/create_copy.sh $(BENCH_BASE) $(BUILD)/mvm 3
+
+# BENCH_BASE's build (its own build/guest beside it) against this one on
+# create, exec, cp, checkpoint, snapshot, restore and template start,
+# interleaved rounds (tests/bench/builds.sh; MVM_B27_ROUNDS, 3).
+bench-builds: $(BUILD)/mvm guest
+	tests/nested/maybe-nested.sh bash tests/bench/builds.sh $(BENCH_BASE) $(BUILD)/mvm
+
+# A restore's check of a snapshot file, CRC-32C alone and with SHA-256, per
+# MiB of non-zero memory (tests/bench/verify_file.c; host only, no KVM).
+$(BUILD)/bench/verify_file: tests/bench/verify_file.c $(LIBMVM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DHAVE_DIGEST -o $@ $< $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+bench-verify: $(BUILD)/bench/verify_file
+	@f=$$(mktemp /dev/shm/mvm-verify.XXXXXX); truncate -s 256M $$f && \
+		yes mvm | head -c 104857600 | dd of=$$f bs=1M conv=notrunc status=none && \
+		$(BUILD)/bench/verify_file $$f 20 crc | tail -n 1 && \
+		$(BUILD)/bench/verify_file $$f 20 digest | tail -n 1; rc=$$?; rm -f $$f; exit $$rc
 
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <nettle/base16.h>
 #include <nettle/sha2.h>
@@ -49,6 +50,23 @@ static void hex32(const uint8_t *d, char out[65])
 	out[64] = 0;
 }
 
+static void ident_of(const struct stat *st, struct snap_file_ident *id)
+{
+	id->dev = (uint64_t)st->st_dev;
+	id->ino = (uint64_t)st->st_ino;
+	id->size = (uint64_t)st->st_size;
+	id->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	id->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+/* "memory DEV INO SIZE MTIME_NS CTIME_NS\n" into @out; its length. */
+static int memory_line(const struct snap_file_ident *m, char *out, size_t cap)
+{
+	return snprintf(out, cap, "memory %llu %llu %llu %lld %lld\n", (unsigned long long)m->dev,
+			(unsigned long long)m->ino, (unsigned long long)m->size,
+			(long long)m->mtime_ns, (long long)m->ctime_ns);
+}
+
 /* The lines the HMAC covers, into @out (NUL-terminated). */
 static int body(const struct snap_seal *s, char *out, size_t cap)
 {
@@ -60,7 +78,60 @@ static int body(const struct snap_seal *s, char *out, size_t cap)
 		hex32(s->f[i].sha256, h);
 		n += snprintf(out + n, cap - (size_t)n, "%s %s\n", s->f[i].name, h);
 	}
+	if (s->has_memory && n > 0 && (size_t)n < cap)
+		n += memory_line(&s->memory, out + n, cap - (size_t)n);
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : n;
+}
+
+static int64_t coarse_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME_COARSE, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/*
+ * @dir's memory file's identity into @s, once its change time lies strictly
+ * before the coarse clock's now: a write in the tick the identity is taken
+ * in would otherwise keep the recorded change time (inodes are stamped from
+ * the coarse clock, or later than it, never earlier). That takes at most a
+ * tick (1-10 ms) after the last write; a file still not settled after 100 ms
+ * (a clock set back, a file system's own stamps) gets no line, and a
+ * restore then hashes it in full.
+ */
+static void record_memory(const char *dir, struct snap_seal *s)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" SNAP_DIR_MEMORY, dir);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 100 && !fstat(fd, &st) && S_ISREG(st.st_mode); i++) {
+		ident_of(&st, &s->memory);
+		if (s->memory.ctime_ns < coarse_now_ns()) {
+			s->has_memory = true;
+			break;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	}
+	close(fd);
+}
+
+bool snap_seal_memory_unchanged(const struct snap_seal *s, int fd)
+{
+	struct snap_file_ident now;
+	struct stat st;
+
+	if (!s->has_memory || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return false;
+	ident_of(&st, &now);
+	return now.dev == s->memory.dev && now.ino == s->memory.ino &&
+	       now.size == s->memory.size && now.mtime_ns == s->memory.mtime_ns &&
+	       now.ctime_ns == s->memory.ctime_ns;
 }
 
 static int mac_of(const char *text, size_t len, char hex[HOST_MAC_HEX], char *err, size_t errlen)
@@ -99,6 +170,8 @@ int snap_seal_write(const char *dir, const char *kind, char *err, size_t errlen)
 	s.n = n;
 	if (ret)
 		return ret;
+	if (!strcmp(kind, "snapshot"))
+		record_memory(dir, &s);
 	len = body(&s, text, sizeof(text) - 80);
 	if (len < 0)
 		return len;
@@ -151,6 +224,22 @@ static int parse(const char *text, struct snap_seal *s, size_t *body_len, char *
 			return -EBADMSG;
 	}
 	s->n = n;
+	if (!strcmp(s->kind, "snapshot") && !strncmp(p, "memory ", 7)) {
+		unsigned long long dev, ino, size;
+		long long mt, ct;
+		char again[128];
+		int len;
+
+		/* Read, then written back and compared: one spelling only. */
+		if (sscanf(p, "memory %llu %llu %llu %lld %lld\n", &dev, &ino, &size, &mt, &ct) != 5)
+			return -EBADMSG;
+		s->memory = (struct snap_file_ident){ dev, ino, size, mt, ct };
+		len = memory_line(&s->memory, again, sizeof(again));
+		if (len <= 0 || (size_t)len >= sizeof(again) || strncmp(p, again, (size_t)len))
+			return -EBADMSG;
+		s->has_memory = true;
+		p += len;
+	}
 	*body_len = (size_t)(p - text);
 	if (strncmp(p, "hmac ", 5) || strspn(p + 5, "0123456789abcdef") != 64 || strcmp(p + 69, "\n"))
 		return -EBADMSG;

@@ -8,21 +8,39 @@
  *   state SHA256               (the state file's bytes)
  *   config.json SHA256
  *   template.json SHA256       (templates only)
+ *   memory DEV INO SIZE MTIME_NS CTIME_NS
+ *                              (snapshots, when the memory file had settled)
  *   hmac HMAC-SHA256           (under the host key, of every line above)
  * The state file lists each other file (memory, disk layers) with the
  * SHA-256 of its contents (FILE section v2, snapshots/snapshot_dir.h), and
  * template.json their identities: the seal binds them all. Each reader
  * checks the digest of the bytes it actually read against the seal
  * (snap_seal_expect), so a file swapped between a check and a use fails.
+ *
+ * The memory line spares a restore from hashing the whole memory file (a
+ * SHA-256 over every non-zero page of guest memory, twice per `mvm
+ * restore`: docs/benchmarks.md, "Issue 27's cost"). It is the file's identity when it
+ * was sealed: any write, truncation, chmod, link or replacement changes its
+ * change time or inode, and no user can set a change time back. It is
+ * written only once the file's change time lies strictly before the coarse
+ * clock's now (the clock the kernel stamps inodes with), so a write in the
+ * same clock tick as the seal cannot keep the recorded time. A file whose
+ * identity differs (a copied snapshot, an edit) is hashed in full as before.
  */
 #ifndef MVM_SNAP_SEAL_H
 #define MVM_SNAP_SEAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define SNAP_SEAL_FILE "seal"
 #define SNAP_SEAL_MAX  4096
+
+struct snap_file_ident {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns, ctime_ns;
+};
 
 struct snap_seal {
 	char kind[16];
@@ -31,6 +49,8 @@ struct snap_seal {
 		char name[16];
 		uint8_t sha256[32];
 	} f[3];
+	bool has_memory;		/* a snapshot's memory line */
+	struct snap_file_ident memory;
 };
 
 /* Seal @dir (kind "snapshot" or "template") as its files are now; the seal
@@ -57,6 +77,11 @@ int snap_seal_check_state(const char *dir, const char *kind, const struct snap_d
  * checked on the copy, so a swap after the check changes nothing. */
 int snap_seal_check_copy(const char *dir, const char *kind, const char *name, const char *copy,
 			 char *err, size_t errlen);
+
+/* The memory file open at @fd is the one @s's memory line names, unchanged
+ * since (dev, inode, size, modification and change time). False when @s
+ * has no memory line. */
+bool snap_seal_memory_unchanged(const struct snap_seal *s, int fd);
 
 /* SHA-256 of the (small, at most @max bytes) regular file @path, opened
  * without following a symlink. 0 or -errno. */

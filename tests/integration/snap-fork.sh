@@ -1,6 +1,7 @@
 #!/bin/sh
 # mvm snapshot / restore / fork. Tampered snapshots (a flipped byte in the
-# state file, a truncated memory file, a swapped disk layer) are refused
+# state file, a memory file edited in place with its modification time put
+# back, a truncated memory file, a swapped disk layer) are refused
 # with a clear error and nothing is created. Two sandboxes restored from one
 # snapshot both run, diverge, draw different /dev/urandom bytes and have
 # clocks within a second of the host's; a fork runs beside its origin; each
@@ -34,6 +35,14 @@ cp "$T/snap/state" "$T/state.orig"
 printf '\377\377' | dd of="$T/snap/state" bs=1 seek=300 conv=notrunc 2>/dev/null
 refused "flipped state bytes" "checksum|invalid|bad"
 cp "$T/state.orig" "$T/snap/state"
+# One byte of memory changed in place, its modification time put back: the
+# seal's memory line (its identity) no longer matches, so it is read whole.
+touch -r "$T/snap/memory" "$T/mtime.ref"
+dd if="$T/snap/memory" of="$T/byte.orig" bs=1 skip=8192 count=1 2>/dev/null
+printf 'X' | dd of="$T/snap/memory" bs=1 seek=8192 conv=notrunc 2>/dev/null
+touch -r "$T/mtime.ref" "$T/snap/memory"
+refused "memory edited in place" "memory.*checksum"
+dd if="$T/byte.orig" of="$T/snap/memory" bs=1 seek=8192 conv=notrunc 2>/dev/null
 mv "$T/snap/memory" "$T/memory.orig"
 cp --sparse=always "$T/memory.orig" "$T/snap/memory"
 truncate -s -4096 "$T/snap/memory"

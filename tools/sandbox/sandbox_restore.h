@@ -12,11 +12,14 @@ int sb_snapshot_into(const char *verb, const char *name, const char *dir);
  * after a message (bad name, NAME exists). */
 int sb_new_state_dir(const char *verb, const char *name, char *dir, size_t cap);
 
-/* Verify the snapshot in @snapdir, make NAME from it in @sdir (existing),
- * start it and sync its clock. 0; <0: failed before anything ran (the
- * caller removes @sdir); 1: the VMM did not start (the sandbox stays,
- * stopped, for `mvm logs`). */
-int sb_restore_into(const char *verb, const char *snapdir, const char *name, const char *sdir);
+/* Verify the snapshot in @snapdir (unless @verified: snap_verify_dir's
+ * result for it, just made by the caller), make NAME from it in @sdir
+ * (existing), start it and sync its clock. 0; <0: failed before anything
+ * ran (the caller removes @sdir); 1: the VMM did not start (the sandbox
+ * stays, stopped, for `mvm logs`). */
+struct snap_dir_info;
+int sb_restore_into(const char *verb, const char *snapdir, const struct snap_dir_info *verified,
+		    const char *name, const char *sdir);
 
 /* `mvm snapshot`: NAME's snapshot into @path (made, or existing and empty);
  * nothing is left in it on failure. 0, or -1 after a message. */
