@@ -52,7 +52,7 @@ LDLIBS  += -lpthread
 
 # Everything but main() goes into libmvm.a so unit tests reach the CLI parsers too.
 # The product's folders, bottom layer first (docs/ARCHITECTURE.md).
-PRODUCT_DIRS := common vmm/confine vmm/arch/arm64 vmm devices devices/netpolicy images snapshots \
+PRODUCT_DIRS := common vmm/confine vmm/arch/arm64 vmm/arch/x86 vmm devices devices/netpolicy images snapshots \
                 tools/sandbox tools/promote tools/mcp tools/serve tools/cli
 # The programs' main()s: mvm, and beside it mvm-serve and mvm-oci.
 TOOL_SRCS := tools/cli/mvm.c
