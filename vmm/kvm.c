@@ -12,6 +12,7 @@
 
 #include "vmm/arch/arch.h"
 #include "vmm/kvm.h"
+#include "vmm/vm_state.h"
 
 int kvm_open(struct kvm *k, char *err, size_t errlen)
 {
@@ -121,4 +122,17 @@ int kvm_vcpu_run(struct kvm_vcpu *v)
 void kvm_vcpu_set_immediate_exit(struct kvm_vcpu *v, bool on)
 {
 	__atomic_store_n(&v->run->immediate_exit, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+/* Dirty-page logging for checkpoints (declared in vmm/vm_state.h). */
+int kvm_dirty_log_enable(struct kvm *k, uint32_t slot, uint64_t gpa, uint64_t size, void *host)
+{
+	return kvm_set_memory(k, slot, gpa, size, host, true);
+}
+
+int kvm_dirty_log_get(struct kvm *k, uint32_t slot, uint64_t *bitmap)
+{
+	struct kvm_dirty_log l = { .slot = slot, .dirty_bitmap = bitmap };
+
+	return ioctl(k->vm_fd, KVM_GET_DIRTY_LOG, &l) < 0 ? -errno : 0;
 }

@@ -126,6 +126,20 @@ static int setup_memory(struct vm *vm, uint64_t size, const char *file, char *er
 	return 0;
 }
 
+int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
+{
+	vm->vcpus = calloc((size_t)vm->ncpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return -ENOMEM;
+	for (int i = 0; i < vm->ncpus; i++) {
+		int ret = vcpu_init(&vm->vcpus[i], vm, i, vm->ncpus, &vm->kimg, err, errlen);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static int check_config(const struct vm_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->cpus < 1 || cfg->cpus > VM_MAX_CPUS) {

@@ -153,6 +153,9 @@ int arch_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
  * LAPIC, the boot vCPU's registers; arm64: KVM_ARM_VCPU_INIT). */
 int arch_vcpu_setup(struct vcpu *v, struct vm *vm, int id, int ncpus,
 		    const struct kernel_image *k, char *err, size_t errlen);
+/* For snapshots' compatibility check: the CPU vendor (NUL-padded) and a
+ * fingerprint of what the guest may use (x86: CPUID; arm64: none yet). */
+void arch_cpu_identity(const struct kvm *k, char vendor[16], uint64_t *fingerprint);
 /* Release what the arch made beyond struct kvm (arm64: the vGIC, vm->arch). */
 void arch_vm_destroy(struct vm *vm);
 

@@ -94,26 +94,12 @@ int arch_before_devices(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-static int create_vcpus(struct vm *vm, char *err, size_t errlen)
-{
-	vm->vcpus = calloc((size_t)vm->ncpus, sizeof(*vm->vcpus));
-	if (!vm->vcpus)
-		return -ENOMEM;
-	for (int i = 0; i < vm->ncpus; i++) {
-		int ret = vcpu_init(&vm->vcpus[i], vm, i, vm->ncpus, &vm->kimg, err, errlen);
-
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 int arch_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
 	int ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
 
 	log_info("setup: kernel and initrd loaded at %.3fs", vm_elapsed(vm));
-	return ret ? ret : create_vcpus(vm, err, errlen);
+	return ret ? ret : vm_create_vcpus(vm, err, errlen);
 }
 
 int arch_vcpu_setup(struct vcpu *v, struct vm *vm, int id, int ncpus,
