@@ -336,10 +336,16 @@ arm64-check: | $(DEPS_OK)
 # (libcriterion3:arm64 replaces the amd64 one), so the same test files
 # compile against tests/arm64/criterion/criterion.h and its runner.
 ARM64_UNIT_SRCS := $(sort $(wildcard tests/unit/test_arm64_*.c tests/arm64/*.c))
+ARM64_SEAM_SRCS := $(shell sed -n 's/^seam //p' vmm/arch/arm64/srcs.list)
 ARM64_LIBDIR ?= /usr/lib/aarch64-linux-gnu
 QEMU_AARCH64 ?= qemu-aarch64
-.PHONY: test-arm64
-test-arm64: arm64-check
+# make test-arm64: the unit tests, then the real aarch64 mvm in the arm64
+# box (tests/nested/box-arm64.sh mvm: `mvm run` returns a guest command's
+# output and exit status). make test-arm64-unit: the unit tests alone.
+.PHONY: test-arm64 test-arm64-unit
+test-arm64: test-arm64-unit
+	tests/nested/box-arm64.sh mvm
+test-arm64-unit: arm64-check
 	@tools/deps.sh arm64
 	@command -v $(QEMU_AARCH64) >/dev/null || { echo "test-arm64: $(QEMU_AARCH64) missing (make deps: qemu-user)"; exit 1; }
 	@test -e $(ARM64_LIBDIR)/libfdt.so.1 || { echo "test-arm64: libfdt1:arm64 missing (make deps)"; exit 1; }
@@ -349,10 +355,17 @@ test-arm64: arm64-check
 		$(ARM64_CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -Itests/arm64 -isystem $(BUILD)/arm64/include \
 			-O2 -c $$f -o $(BUILD)/arm64/unit/$$(basename $$f .c).o || exit 1; \
 	done
+	@mkdir -p $(BUILD)/arm64/unit-seam
+	@for f in $(ARM64_SEAM_SRCS); do \
+		echo "  CC.arm64 $$f"; \
+		$(ARM64_CC) -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -isystem $(BUILD)/arm64/include \
+			-O2 -c $$f -o $(BUILD)/arm64/unit-seam/$$(basename $$f .c).o || exit 1; \
+	done
 	@echo "  LD.arm64 $(BUILD)/arm64/unit-tests"
 	@# The objects of this tree's sources only: a renamed file's old object may linger in obj/.
 	@$(ARM64_CC) -o $(BUILD)/arm64/unit-tests $(BUILD)/arm64/unit/*.o \
 		$(addprefix $(BUILD)/arm64/obj/,$(notdir $(ARM64_SRCS:.c=.o))) \
+		$(addprefix $(BUILD)/arm64/unit-seam/,$(notdir $(ARM64_SEAM_SRCS:.c=.o))) \
 		-L$(ARM64_LIBDIR) -l:libfdt.so.1 -lpthread
 	@file $(BUILD)/arm64/unit-tests | grep -q "ARM aarch64" || { echo "test-arm64: not an aarch64 program"; exit 1; }
 	$(QEMU_AARCH64) $(BUILD)/arm64/unit-tests

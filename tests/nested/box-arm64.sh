@@ -23,6 +23,9 @@
 #                          installed), build the probe and the initramfs
 #   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists, the
 #                          probe passed and the guest booted and powered off
+#   box-arm64.sh mvm       boot the box with the real aarch64 mvm
+#                          (arm64-mvm.lib); exit 0 when `mvm run` returned
+#                          the guest command's output and exit status
 #
 # MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
 # extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.
@@ -236,8 +239,12 @@ probe() {
 		grep -aq '^arm64-boot: vsock: port 5000 got "hello over vsock"' "$log"
 }
 
+# shellcheck source=tests/nested/arm64-mvm.lib
+. "$here/arm64-mvm.lib"
+
 case "${1:-}" in
 prepare) prepare && echo "arm64-box: kernel $KIMG, initramfs $INITRD" ;;
 probe) probe ;;
-*) die "usage: box-arm64.sh prepare|probe" ;;
+mvm) mvm_box ;;
+*) die "usage: box-arm64.sh prepare|probe|mvm" ;;
 esac

@@ -114,15 +114,6 @@ int arch_vm_create(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-/* gm_init laid RAM out for x86 (around the 3-4 GiB hole): here it is one
- * region at ARM64_RAM_BASE over the same mapping. */
-void arch_mem_layout(struct guest_mem *m)
-{
-	m->regions[0] = (struct gm_region){ .gpa = ARM64_RAM_BASE, .size = m->ram_size,
-					    .host = m->map };
-	m->nr_regions = 1;
-}
-
 int arch_kernel_parse(struct vm *vm, const char *path, char *err, size_t errlen)
 {
 	struct arm64_arch *a = arch_of(vm);
