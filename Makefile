@@ -73,7 +73,8 @@ GUEST_WGET_SRCS := $(sort $(wildcard guest/wget/*.c))
 # the generator's and the unit tests', never in libmvm, mvm or mvm-net.
 SC_BUILD_OBJ := $(BUILD)/obj/vmm/confine/gen/seccomp_build.o
 SC_GEN_SRCS := vmm/confine/gen/seccomp_gen.c vmm/confine/gen/seccomp_build.c \
-               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c keeper.c)
+               $(addprefix vmm/confine/seccomp_,vcpu.c main.c blk.c nethelper.c relay.c keeper.c) \
+               vmm/arch/x86/seccomp_ioctls.c
 SC_PROGS  := $(BUILD)/gen/seccomp_progs.c
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/seccomp_progs.o
 TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -383,7 +384,7 @@ X86_ONLY_SRCS := $(shell grep -v '^\#' vmm/arch/x86/srcs.list)
 ARM64_MVM_SRCS := $(filter-out $(X86_ONLY_SRCS) vmm/arch/x86/%,$(LIB_SRCS)) \
                   vmm/arch/arm64/kvm/vcpu_arm64.c vmm/arch/arm64/kvm/vgic.c \
                   $(wildcard vmm/arch/arm64/seam/*.c)
-ARM64_MVM_OBJS := $(ARM64_MVM_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o)
+ARM64_MVM_OBJS := $(ARM64_MVM_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o) $(BUILD)/arm64/mvm-obj/gen/seccomp_progs.o
 ARM64_TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o)
 # -fcf-protection is x86's; arm64's branch protection (BTI, PAC) instead.
 ARM64_HARDEN := -fstack-protector-strong -fstack-clash-protection -fPIE -mbranch-protection=standard \
@@ -393,6 +394,24 @@ ARM64_MVM_CFLAGS := -std=gnu11 $(WARN) -I. -isystem $(BUILD)/arm64/include -D_GN
 $(BUILD)/arm64/mvm-obj/%.o: %.c
 	@mkdir -p $(@D) $(BUILD)/arm64/include
 	@cp -u /usr/include/libfdt.h /usr/include/libfdt_env.h /usr/include/fdt.h $(BUILD)/arm64/include/
+	@echo "  CC.arm64 $<"
+	@$(ARM64_CC) $(ARM64_MVM_CFLAGS) -c $< -o $@
+# The seccomp programs for aarch64: the same generator and tables as x86's,
+# built for this host with arm64's ioctl list for the main thread instead of
+# x86's, and run with --arch aarch64: libseccomp translates every table's
+# system calls by name to aarch64's numbers (AUDIT_ARCH_AARCH64; calls
+# aarch64 lacks, such as open or poll, left out). The tables' other ioctls
+# (KVM_RUN, KVM_IRQ_LINE, FIONREAD, TCGETS, ...) encode the same on both.
+ARM64_SC_GEN_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(filter-out vmm/arch/x86/%,$(SC_GEN_SRCS)) \
+                     vmm/arch/arm64/seam/seccomp_ioctls.c)
+$(BUILD)/arm64/seccomp-gen: $(ARM64_SC_GEN_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell pkg-config --libs libseccomp 2>/dev/null)
+$(BUILD)/arm64/gen/seccomp_progs.c: $(BUILD)/arm64/seccomp-gen
+	@mkdir -p $(@D)
+	$(BUILD)/arm64/seccomp-gen --arch aarch64 $@
+$(BUILD)/arm64/mvm-obj/gen/seccomp_progs.o: $(BUILD)/arm64/gen/seccomp_progs.c
+	@mkdir -p $(@D)
 	@echo "  CC.arm64 $<"
 	@$(ARM64_CC) $(ARM64_MVM_CFLAGS) -c $< -o $@
 # An archive, as libmvm.a: mvm takes only what it calls (not mvm-oci's libarchive code).
