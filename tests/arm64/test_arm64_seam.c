@@ -8,9 +8,12 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "vmm/arch/arch.h"
 #include "vmm/arch/arm64/layout.h"
+#include "vmm/arch/arm64/machine.h"
+#include "vmm/arch/arm64/regs.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/confine/seccomp_prog.h"
 #include "vmm/guest_mem.h"
@@ -48,4 +51,22 @@ Test(arm64_seam, no_seccomp_tables_means_refusal_without_the_knob)
 	setenv("MVM_SECCOMP", "none", 1);
 	cr_assert_eq(confine_seccomp_thread(&sc_table_main), 0);
 	unsetenv("MVM_SECCOMP");
+}
+
+/* The console the neutral device assembly makes (arch_legacy) is the UART
+ * the device tree describes: same base, same SPI as KVM_IRQ_LINE takes it;
+ * no port I/O devices on arm64. */
+Test(arm64_seam, the_console_is_the_device_trees_uart)
+{
+	struct arm64_machine m;
+
+	arm64_machine_init(&m, 256ULL << 20, 2, ARM64_GIC_V3);
+	cr_assert(arch_legacy.uart_on_mmio);
+	cr_assert_eq(arch_legacy.uart_base, m.uart.base);
+	cr_assert_eq(arch_legacy.uart_irq, arm64_irq_line_spi(m.uart.spi));
+	cr_assert(!arch_legacy.i8042 && !arch_legacy.guest_port);
+	cr_assert_str_eq(arch_kernel_name, "Image");
+	/* The console is ttyS0; modules may load (Debian's kernel needs them). */
+	cr_assert_not_null(strstr(arch_base_cmdline, "console=ttyS0"));
+	cr_assert_null(strstr(arch_base_cmdline, "nomodule"));
 }
