@@ -200,7 +200,6 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 	/* Kernel, initrd, boot data and the vCPUs (arch.h; a restore loads
 	 * no kernel, its vCPUs get the snapshot's state). */
 	ret = arch_boot(vm, cfg, err, errlen);
-	log_info("setup: kernel, initrd and vCPUs at %.3fs", vm_elapsed(vm));
 	start_trace("vm: vcpus");
 	return ret;
 }

@@ -99,7 +99,10 @@ int arch_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	int ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
 
 	log_info("setup: kernel and initrd loaded at %.3fs", vm_elapsed(vm));
-	return ret ? ret : vm_create_vcpus(vm, err, errlen);
+	if (!ret)
+		ret = vm_create_vcpus(vm, err, errlen);
+	log_info("setup: vCPUs created at %.3fs", vm_elapsed(vm));
+	return ret;
 }
 
 int arch_vcpu_setup(struct vcpu *v, struct vm *vm, int id, int ncpus,
