@@ -105,9 +105,10 @@ build_boot() {
 	local inc="$top/build/arm64/include" src
 	mkdir -p "$inc"
 	cp /usr/include/libfdt.h /usr/include/libfdt_env.h /usr/include/fdt.h "$inc/" || return 1
-	# The arm64 code, and the neutral device code it hosts (srcs.list).
+	# The arm64 code, and the neutral device code it hosts (srcs.list's
+	# host and devices kinds; the seam kind is the aarch64 mvm's).
 	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c
-		sed -n 's,^[a-z]* ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
+		sed -n 's,^\(host\|devices\) ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
 	# shellcheck disable=SC2086
 	# The Makefile's warning set (WARN).
 	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
