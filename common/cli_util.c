@@ -56,12 +56,15 @@ int cli_parse_int(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+/* A guest directory has a kernel: vmlinux (x86) or Image (arm64; the
+ * build's own name is arch_kernel_name, vmm/arch/arch.h). */
 static int has_vmlinux(const char *dir)
 {
-	char p[PATH_MAX];
+	char p[PATH_MAX], q[PATH_MAX];
 
 	snprintf(p, sizeof(p), "%s/vmlinux", dir);
-	return access(p, R_OK) == 0;
+	snprintf(q, sizeof(q), "%s/Image", dir);
+	return access(p, R_OK) == 0 || access(q, R_OK) == 0;
 }
 
 const char *cli_guest_dir(void)

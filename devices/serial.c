@@ -222,6 +222,12 @@ size_t serial_tail(struct serial *s, char *buf, size_t len)
 int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct rotlog *log,
 		  struct serial **out)
 {
+	return serial_create_at(vm, &vm->pio, base, irq, out_fd, log, out);
+}
+
+int serial_create_at(struct vm *vm, struct bus *bus, uint64_t base, uint32_t irq, int out_fd,
+		     struct rotlog *log, struct serial **out)
+{
 	struct serial *s = calloc(1, sizeof(*s));
 	int ret;
 
@@ -233,7 +239,7 @@ int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct
 	s->log = log;
 	s->mcr = 0x08;		/* OUT2: the PC routes the UART IRQ through it */
 	pthread_mutex_init(&s->lock, NULL);
-	ret = bus_add(&vm->pio, base, 8, &serial_bus_ops, s);
+	ret = bus_add(bus, base, 8, &serial_bus_ops, s);
 	if (!ret)
 		ret = vm_add_device(vm, &serial_dev_ops, s);
 	if (ret) {

@@ -13,6 +13,11 @@ struct rotlog;
  * (if >= 0), and to a tail buffer. */
 int serial_create(struct vm *vm, uint16_t base, uint32_t irq, int out_fd, struct rotlog *log,
 		  struct serial **out);
+/* The same UART on @bus at @base (arm64: vm->mmio, its device tree's
+ * ns16550a, byte registers); @irq as kvm_irq_line takes it. */
+struct bus;
+int serial_create_at(struct vm *vm, struct bus *bus, uint64_t base, uint32_t irq, int out_fd,
+		     struct rotlog *log, struct serial **out);
 /* Copy up to @len-1 bytes of the most recent output, NUL-terminated. */
 size_t serial_tail(struct serial *s, char *buf, size_t len);
 

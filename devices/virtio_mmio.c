@@ -302,8 +302,11 @@ static int wire_up(struct vm *vm, struct virtio_dev *d)
 	ret = bus_add(&vm->mmio, d->base, VIRTIO_MMIO_SIZE, &mmio_ops, d);
 	if (ret)
 		return ret;
-	cmdline_add(&vm->cmdline, "virtio_mmio.device=4K@0x%llx:%u",
-		    (unsigned long long)d->base, d->irq);
+	/* On arm64 the device tree names it; announced there too, Debian's
+	 * virtio_mmio module would register the same device twice. */
+	if (!vm->virtio_in_fdt)
+		cmdline_add(&vm->cmdline, "virtio_mmio.device=4K@0x%llx:%u",
+			    (unsigned long long)d->base, d->irq);
 	return 0;
 }
 

@@ -75,7 +75,5 @@ const struct snap_section *snap_state_find(const struct snap_state *s, uint32_t 
 int snap_state_compatible(const struct snap_header *h, const struct snap_header *host,
 			  char *err, size_t errlen);
 
-/* FNV-1a hash of the feature leaves of KVM_GET_SUPPORTED_CPUID entries. */
-uint64_t snap_cpuid_fingerprint(const void *entries, uint32_t nent);
 
 #endif

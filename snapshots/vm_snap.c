@@ -1,12 +1,12 @@
 /* Capture and load the state file of a whole VM (vCPUs, VM, devices). */
 #include <errno.h>
-#include <linux/kvm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "snapshots/vm_snap.h"
 #include "common/log.h"
+#include "vmm/arch/arch.h"
 #include "vmm/vcpu.h"
 #include "vmm/vcpu_state.h"
 #include "vmm/vm.h"
@@ -21,29 +21,13 @@ struct vm_snap_loaded {
 	uint32_t gen;
 };
 
-static void cpu_vendor(const struct kvm *k, char out[16])
-{
-	memset(out, 0, 16);
-	for (uint32_t i = 0; k->cpuid && i < k->cpuid->nent; i++) {
-		const struct kvm_cpuid_entry2 *e = &k->cpuid->entries[i];
-
-		if (e->function == 0) {
-			memcpy(out, &e->ebx, 4);
-			memcpy(out + 4, &e->edx, 4);
-			memcpy(out + 8, &e->ecx, 4);
-		}
-	}
-}
-
 void vm_snap_header(struct vm *vm, struct snap_header *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->format_version = SNAP_FORMAT_VERSION;
 	snprintf(h->mvm_version, sizeof(h->mvm_version), "%s", MVM_VERSION_STRING);
-	cpu_vendor(&vm->kvm, h->cpu_vendor);
-	if (vm->kvm.cpuid)
-		h->cpuid_fingerprint = snap_cpuid_fingerprint(vm->kvm.cpuid->entries,
-							      vm->kvm.cpuid->nent);
+	/* Which CPUs a snapshot may be restored on (arch.h). */
+	arch_cpu_identity(&vm->kvm, h->cpu_vendor, &h->cpuid_fingerprint);
 	h->ram_size = vm->mem.ram_size;
 	h->nr_regions = (uint32_t)vm->mem.nr_regions;
 	for (int i = 0; i < vm->mem.nr_regions && i < SNAP_MAX_REGIONS; i++) {

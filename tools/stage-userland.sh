@@ -6,14 +6,17 @@
 set -eu
 stage=${1:?usage: stage-userland.sh STAGE GUESTDIR}
 guest=${2:?usage: stage-userland.sh STAGE GUESTDIR}
-busybox=/bin/busybox
+# Another architecture's guest (the arm64 box, tests/nested/arm64-mvm.lib):
+# MVM_STAGE_BUSYBOX names its busybox, MVM_STAGE_RUN what runs it here
+# (qemu-aarch64) to list its applets.
+busybox=${MVM_STAGE_BUSYBOX:-/bin/busybox}
 [ -x "$busybox" ] || { echo "stage-userland: $busybox missing (run: make deps)" >&2; exit 1; }
 [ -f "$guest/mvm-init" ] || { echo "stage-userland: no $guest/mvm-init (run: make guest)" >&2; exit 1; }
 mkdir -p "$stage/bin" "$stage/sbin" "$stage/usr/bin" "$stage/usr/sbin" "$stage/dev" \
 	"$stage/proc" "$stage/sys" "$stage/tmp" "$stage/root" "$stage/etc" "$stage/run"
 cp "$busybox" "$stage/bin/busybox"
 # One link per applet, so `mvm run -- uname -a` finds uname on PATH.
-for a in $("$busybox" --list-full); do
+for a in $(${MVM_STAGE_RUN:-} "$busybox" --list-full); do
 	[ -e "$stage/$a" ] || ln -s /bin/busybox "$stage/$a"
 done
 cp "$guest/mvm-init" "$stage/init"

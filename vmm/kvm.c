@@ -1,4 +1,5 @@
-/* Thin KVM layer: /dev/kvm, the VM fd, memory slots, interrupts, vCPU fds. */
+/* Thin KVM layer: /dev/kvm, memory slots, vCPU fds; neutral (the x86 VM set-up
+ * is vmm/arch/x86/kvm_x86.c, arm64's vmm/arch/arm64/kvm/). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/kvm.h>
@@ -9,73 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vmm/arch/arch.h"
 #include "vmm/kvm.h"
-
-#define KVM_TSS_ADDR      0xfffbd000UL
-#define KVM_IDMAP_ADDR    0xfffbc000ULL
-#define CPUID_MAX_ENTRIES 256
-
-static const struct {
-	int cap;
-	const char *name;
-} required_caps[] = {
-	{ KVM_CAP_USER_MEMORY, "KVM_CAP_USER_MEMORY" },
-	{ KVM_CAP_IRQCHIP, "KVM_CAP_IRQCHIP" },
-	{ KVM_CAP_PIT2, "KVM_CAP_PIT2" },
-	{ KVM_CAP_SET_TSS_ADDR, "KVM_CAP_SET_TSS_ADDR" },
-	{ KVM_CAP_SET_IDENTITY_MAP_ADDR, "KVM_CAP_SET_IDENTITY_MAP_ADDR" },
-	{ KVM_CAP_IRQFD, "KVM_CAP_IRQFD" },
-	{ KVM_CAP_IOEVENTFD, "KVM_CAP_IOEVENTFD" },
-	{ KVM_CAP_EXT_CPUID, "KVM_CAP_EXT_CPUID" },
-	{ KVM_CAP_MP_STATE, "KVM_CAP_MP_STATE" },
-	{ KVM_CAP_IMMEDIATE_EXIT, "KVM_CAP_IMMEDIATE_EXIT" },
-	{ KVM_CAP_NR_VCPUS, "KVM_CAP_NR_VCPUS" },
-};
-
-static int check_caps(struct kvm *k, char *err, size_t errlen)
-{
-	for (size_t i = 0; i < sizeof(required_caps) / sizeof(required_caps[0]); i++) {
-		if (ioctl(k->sys_fd, KVM_CHECK_EXTENSION, required_caps[i].cap) <= 0) {
-			snprintf(err, errlen, "KVM lacks required capability %s",
-				 required_caps[i].name);
-			return -ENOTSUP;
-		}
-	}
-	k->max_vcpus = ioctl(k->sys_fd, KVM_CHECK_EXTENSION, KVM_CAP_MAX_VCPUS);
-	if (k->max_vcpus <= 0)
-		k->max_vcpus = ioctl(k->sys_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_VCPUS);
-	return 0;
-}
-
-/*
- * KVM emulates the TSC-deadline LAPIC timer for every guest with an in-kernel
- * irqchip, but kernels before 6.14 leave it out of KVM_GET_SUPPORTED_CPUID.
- * Without it the guest calibrates its LAPIC timer against the PIT at boot
- * (~100 ms, and far more exits) and reprograms it through MMIO every tick.
- */
-static void advertise_tsc_deadline(struct kvm *k)
-{
-	if (ioctl(k->sys_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_DEADLINE_TIMER) <= 0)
-		return;
-	for (uint32_t i = 0; i < k->cpuid->nent; i++)
-		if (k->cpuid->entries[i].function == 1)
-			k->cpuid->entries[i].ecx |= 1U << 24;
-}
-
-static int get_cpuid(struct kvm *k, char *err, size_t errlen)
-{
-	k->cpuid = calloc(1, sizeof(*k->cpuid) +
-			      CPUID_MAX_ENTRIES * sizeof(struct kvm_cpuid_entry2));
-	if (!k->cpuid)
-		return -ENOMEM;
-	k->cpuid->nent = CPUID_MAX_ENTRIES;
-	if (ioctl(k->sys_fd, KVM_GET_SUPPORTED_CPUID, k->cpuid) < 0) {
-		snprintf(err, errlen, "KVM_GET_SUPPORTED_CPUID: %s", strerror(errno));
-		return -errno;
-	}
-	advertise_tsc_deadline(k);
-	return 0;
-}
+#include "vmm/vm_state.h"
 
 int kvm_open(struct kvm *k, char *err, size_t errlen)
 {
@@ -107,9 +44,6 @@ int kvm_open(struct kvm *k, char *err, size_t errlen)
 		ret = -ENOTSUP;
 		goto fail;
 	}
-	ret = check_caps(k, err, errlen);
-	if (ret)
-		goto fail;
 	ret = ioctl(k->sys_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (ret <= 0) {
 		snprintf(err, errlen, "KVM_GET_VCPU_MMAP_SIZE failed");
@@ -117,33 +51,14 @@ int kvm_open(struct kvm *k, char *err, size_t errlen)
 		goto fail;
 	}
 	k->run_size = (size_t)ret;
-	ret = get_cpuid(k, err, errlen);
+	/* The architecture's capabilities (x86: and its CPUID), arch.h. */
+	ret = arch_kvm_check(k, err, errlen);
 	if (ret)
 		goto fail;
 	return 0;
 fail:
 	kvm_close(k);
 	return ret;
-}
-
-int kvm_create_vm(struct kvm *k)
-{
-	struct kvm_pit_config pit = { .flags = KVM_PIT_SPEAKER_DUMMY };
-	uint64_t idmap = KVM_IDMAP_ADDR;
-
-	k->vm_fd = ioctl(k->sys_fd, KVM_CREATE_VM, 0);
-	if (k->vm_fd < 0)
-		return -errno;
-	/* Intel needs both pages for real mode; AMD ignores them. */
-	if (ioctl(k->vm_fd, KVM_SET_TSS_ADDR, KVM_TSS_ADDR) < 0)
-		return -errno;
-	if (ioctl(k->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &idmap) < 0)
-		return -errno;
-	if (ioctl(k->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return -errno;
-	if (ioctl(k->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
-		return -errno;
-	return 0;
 }
 
 void kvm_close(struct kvm *k)
@@ -207,4 +122,17 @@ int kvm_vcpu_run(struct kvm_vcpu *v)
 void kvm_vcpu_set_immediate_exit(struct kvm_vcpu *v, bool on)
 {
 	__atomic_store_n(&v->run->immediate_exit, on ? 1 : 0, __ATOMIC_SEQ_CST);
+}
+
+/* Dirty-page logging for checkpoints (declared in vmm/vm_state.h). */
+int kvm_dirty_log_enable(struct kvm *k, uint32_t slot, uint64_t gpa, uint64_t size, void *host)
+{
+	return kvm_set_memory(k, slot, gpa, size, host, true);
+}
+
+int kvm_dirty_log_get(struct kvm *k, uint32_t slot, uint64_t *bitmap)
+{
+	struct kvm_dirty_log l = { .slot = slot, .dirty_bitmap = bitmap };
+
+	return ioctl(k->vm_fd, KVM_GET_DIRTY_LOG, &l) < 0 ? -errno : 0;
 }

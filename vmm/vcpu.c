@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "vmm/arch/arch.h"
 #include "vmm/confine/seccomp_filter.h"
 #include "vmm/exit.h"
 #include "common/io_census.h"
@@ -12,12 +13,6 @@
 #include "vmm/vm.h"
 
 #define VCPU_KICK_SIGNAL SIGUSR1
-
-/* Defined in vcpu_regs.c: each returns 0 or -errno. */
-int vcpu_set_cpuid(struct kvm *k, struct kvm_vcpu *v, int ncpus);
-int vcpu_set_msrs(struct kvm_vcpu *v);
-int vcpu_set_fpu_lapic(struct kvm_vcpu *v);
-int vcpu_set_boot_regs(struct kvm_vcpu *v, const struct kernel_image *k);
 
 static void kick_handler(int sig)
 {
@@ -35,36 +30,16 @@ void vcpu_signal_setup(void)
 int vcpu_init(struct vcpu *v, struct vm *vm, int id, int ncpus,
 	      const struct kernel_image *k, char *err, size_t errlen)
 {
-	const char *step = "create";
 	int ret;
 
 	v->vm = vm;
 	ret = kvm_vcpu_create(&vm->kvm, id, &v->kv);
-	if (ret)
-		goto fail;
-	step = "set CPUID";
-	ret = vcpu_set_cpuid(&vm->kvm, &v->kv, ncpus);
-	if (ret)
-		goto fail;
-	step = "set MSRs";
-	ret = vcpu_set_msrs(&v->kv);
-	if (ret)
-		goto fail;
-	step = "set FPU/LAPIC";
-	ret = vcpu_set_fpu_lapic(&v->kv);
-	if (ret)
-		goto fail;
-	/* Application processors wait for INIT/SIPI from the boot CPU. */
-	if (id == 0) {
-		step = "set boot registers";
-		ret = vcpu_set_boot_regs(&v->kv, k);
-		if (ret)
-			goto fail;
+	if (ret) {
+		snprintf(err, errlen, "vCPU %d: create: %s", id, strerror(-ret));
+		return ret;
 	}
-	return 0;
-fail:
-	snprintf(err, errlen, "vCPU %d: %s: %s", id, step, strerror(-ret));
-	return ret;
+	/* CPUID, MSRs, LAPIC and registers (x86); KVM_ARM_VCPU_INIT (arm64). */
+	return arch_vcpu_setup(v, vm, id, ncpus, k, err, errlen);
 }
 
 static void report_exit(struct vcpu *v, enum exit_action act, const struct vm_exit *e)

@@ -15,43 +15,10 @@
 #include "common/mono_time.h"
 #include "vmm/confine/heap.h"
 #include "vmm/confine/seccomp_filter.h"
-#include "vmm/boot_layout.h"
-#include "vmm/boot_setup.h"
+#include "vmm/arch/arch.h"
 #include "common/log.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_internal.h"
-
-/*
- * After Firecracker's microVM command line. quiet: every console byte is a
- * trap. reboot=k: reset through the i8042 line, which ends the VM. panic=-1:
- * reboot at once, so a panic ends the VM too. io_delay=none: no port-0x80
- * exits. no_timer_check: the IO-APIC timer probe misfires under nested
- * emulation. The guest kernel has no PCI, ACPI, keyboard or modules.
- * nopku: no memory protection keys in the guest. Under nested KVM on an
- * emulated CPU (the QEMU TCG box) the guest kernel finds XSAVE inconsistent
- * and turns it off, which drops PKU but leaves OSPKE and CR4.PKE on: pkeys
- * then work without the kernel keeping PKRU across signals, and Chromium's
- * renderers (V8 guards its JIT memory with a pkey; seccomp traps are
- * signals) crash on their first real page (issue 17). The VM is the wall.
- * The inconsistency is the box's, not our CPUID's: QEMU 7.2's TCG never
- * delivers the SVM XSETBV intercept (fixed in QEMU 8.2), so the box's KVM
- * never learns the guest's XCR0 and leaf 0xD's EBX stays at 576 bytes; a
- * guest of QEMU itself in the same box says the same (issue 26,
- * tests/nested/README.md).
- */
-static const char base_cmdline[] =
-	"console=ttyS0 quiet reboot=k panic=-1 nomodule 8250.nr_uarts=1 swiotlb=noforce "
-	"cryptomgr.notests tsc=reliable no_timer_check io_delay=none nopku";
-
-int vm_alloc_virtio_slot(struct vm *vm, uint64_t *base, uint32_t *irq)
-{
-	if (VIRTIO_IRQ_BASE + vm->next_virtio > VIRTIO_IRQ_MAX)
-		return -ENOSPC;
-	*base = VIRTIO_MMIO_BASE + (uint64_t)vm->next_virtio * VIRTIO_MMIO_SIZE;
-	*irq = (uint32_t)(VIRTIO_IRQ_BASE + vm->next_virtio);
-	vm->next_virtio++;
-	return 0;
-}
 
 void vm_request_stop(struct vm *vm, enum vm_outcome outcome, int code, const char *msg)
 {
@@ -138,6 +105,8 @@ static int setup_memory(struct vm *vm, uint64_t size, const char *file, char *er
 {
 	int ret = file ? map_memory_file(vm, file, size, err, errlen) : gm_init(&vm->mem, size);
 
+	if (!ret)
+		arch_mem_layout(&vm->mem);
 	if (ret && file)
 		return ret;
 	if (ret) {
@@ -157,7 +126,7 @@ static int setup_memory(struct vm *vm, uint64_t size, const char *file, char *er
 	return 0;
 }
 
-static int create_vcpus(struct vm *vm, char *err, size_t errlen)
+int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 {
 	vm->vcpus = calloc((size_t)vm->ncpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
@@ -197,29 +166,29 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		snprintf(err, errlen, "KVM allows at most %d vCPUs", vm->kvm.max_vcpus);
 		return -EINVAL;
 	}
-	ret = kvm_create_vm(&vm->kvm);
+	ret = arch_vm_create(vm, err, errlen);
 	start_trace("vm: kvm vm created");
 	log_info("setup: kvm ready at %.3fs", vm_elapsed(vm));
-	if (ret) {
-		snprintf(err, errlen, "creating the VM: %s", strerror(-ret));
+	if (ret)
 		return ret;
-	}
 	ret = setup_memory(vm, cfg->mem_size, cfg->restore_mem, err, errlen);
 	start_trace("vm: memory");
 	if (!ret && !cfg->restore_mem)
-		ret = vm_parse_kernel(vm, cfg->kernel_path, err, errlen);
+		ret = arch_kernel_parse(vm, cfg->kernel_path, err, errlen);
 	if (ret)
 		return ret;
 	log_info("setup: memory and kernel headers at %.3fs", vm_elapsed(vm));
 	/* A restored guest booted long ago: no command line is ever used. */
 	cmdline_init(&vm->cmdline, cfg->restore_mem ? sizeof(vm->cmdline.buf) :
-			 boot_cmdline_cap(&vm->kimg));
-	cmdline_add(&vm->cmdline, "%s", base_cmdline);
+			 arch_cmdline_cap(vm));
+	cmdline_add(&vm->cmdline, "%s", arch_base_cmdline);
 	if (!cfg->add_devices) {
 		snprintf(err, errlen, "no device assembly given (vm_config.add_devices)");
 		return -EINVAL;
 	}
-	ret = cfg->add_devices(vm, cfg, err, errlen);
+	ret = arch_before_devices(vm, err, errlen);
+	if (!ret)
+		ret = cfg->add_devices(vm, cfg, err, errlen);
 	if (ret && !err[0])
 		snprintf(err, errlen, "creating devices: %s", strerror(-ret));
 	if (ret)
@@ -228,11 +197,9 @@ static int create(struct vm *vm, const struct vm_config *cfg, char *err, size_t 
 		cmdline_add(&vm->cmdline, "%s", cfg->extra_cmdline);
 	log_info("setup: devices at %.3fs", vm_elapsed(vm));
 	start_trace("vm: devices");
-	ret = cfg->restore_mem ? 0 : vm_load_boot(vm, cfg, err, errlen);
-	log_info("setup: kernel and initrd loaded at %.3fs", vm_elapsed(vm));
-	if (!ret)
-		ret = create_vcpus(vm, err, errlen);
-	log_info("setup: vCPUs created at %.3fs", vm_elapsed(vm));
+	/* Kernel, initrd, boot data and the vCPUs (arch.h; a restore loads
+	 * no kernel, its vCPUs get the snapshot's state). */
+	ret = arch_boot(vm, cfg, err, errlen);
 	start_trace("vm: vcpus");
 	return ret;
 }
@@ -351,6 +318,7 @@ void vm_destroy(struct vm *vm)
 		munmap((void *)vm->kernel_data, vm->kernel_len);
 	if (vm->kernel_fd >= 0)
 		close(vm->kernel_fd);
+	arch_vm_destroy(vm);
 	gm_free(&vm->mem);
 	kvm_close(&vm->kvm);
 	ev_fini(&vm->loop);

@@ -173,6 +173,11 @@ struct vm {
 	 * state file). */
 	struct snap_mgr *snap;
 	uint32_t snap_gen;
+	/* The architecture's own VM state (vmm/arch/arch.h; x86: none). */
+	void *arch;
+	/* The guest finds the virtio-mmio devices in its device tree (arm64),
+	 * not in virtio_mmio.device= command-line announcements (x86). */
+	bool virtio_in_fdt;
 };
 
 /* Seconds since the VMM started (monotonic). */

@@ -84,14 +84,3 @@ fail:
 	return -errno;
 }
 
-int kvm_dirty_log_enable(struct kvm *k, uint32_t slot, uint64_t gpa, uint64_t size, void *host)
-{
-	return kvm_set_memory(k, slot, gpa, size, host, true);
-}
-
-int kvm_dirty_log_get(struct kvm *k, uint32_t slot, uint64_t *bitmap)
-{
-	struct kvm_dirty_log l = { .slot = slot, .dirty_bitmap = bitmap };
-
-	return ioctl(k->vm_fd, KVM_GET_DIRTY_LOG, &l) < 0 ? -errno : 0;
-}

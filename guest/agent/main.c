@@ -9,13 +9,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/vm_sockets.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+/* After sys/socket.h: aarch64's linux/vm_sockets.h needs struct sockaddr. */
+#include <linux/vm_sockets.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/io.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
@@ -22,10 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-/* Must match devices/legacy.h. */
-#define GUEST_PORT_BASE       0x4f0
-#define GUEST_PORT_BOOT_MAGIC 123
-#define GUEST_PORT_EXIT_OFF   4
+#include "guest/init/port.h"
 #define SPEC_MAX              (1 << 20)
 #define LIST_MAX              4096
 
@@ -48,7 +44,7 @@ static void report_and_reset(uint32_t status)
 	sync();
 	/* Without port access (a kernel lacking IOPL) the VMM sees a plain reset. */
 	if (have_port)
-		outl(status, GUEST_PORT_BASE + GUEST_PORT_EXIT_OFF);
+		port_exit(status);
 	reboot(RB_AUTOBOOT);
 	for (;;)
 		pause();
@@ -351,14 +347,15 @@ int main(void)
 	pid_t pid;
 	int st, have_net;
 
-	have_port = ioperm(GUEST_PORT_BASE, 8, 1) == 0;
+	have_port = port_open() == 0;
 	if (have_port)
-		outb(GUEST_PORT_BOOT_MAGIC, GUEST_PORT_BASE);
+		port_boot();
 	else
-		say("no port I/O (kernel without CONFIG_X86_IOPL_IOPERM): exit status lost");
+		say(port_missing);
 	if (sethostname("mvm", 3))
 		say("cannot set the hostname");
 	mount_basics("");
+	load_modules(say);
 	argv = read_list("/mvm/argv", &argc);
 	env = read_list("/mvm/env", &envc);
 	read_text("/mvm/workdir", workdir, sizeof(workdir));

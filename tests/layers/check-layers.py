@@ -18,7 +18,7 @@ import os, re, sys
 LAYERS = [
     ["common"],
     ["vmm/confine", "vmm/arch", "vmm/arch/arm64"],
-    ["vmm", "vmm/arch/arm64/kvm"],
+    ["vmm", "vmm/arch/x86", "vmm/arch/arm64/kvm", "vmm/arch/arm64/seam"],
     ["devices/netpolicy", "images"],
     ["devices"],
     ["snapshots"],

@@ -23,6 +23,9 @@
 #                          installed), build the probe and the initramfs
 #   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists, the
 #                          probe passed and the guest booted and powered off
+#   box-arm64.sh mvm       boot the box with the real aarch64 mvm
+#                          (arm64-mvm.lib); exit 0 when `mvm run` returned
+#                          the guest command's output and exit status
 #
 # MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
 # extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.
@@ -102,9 +105,10 @@ build_boot() {
 	local inc="$top/build/arm64/include" src
 	mkdir -p "$inc"
 	cp /usr/include/libfdt.h /usr/include/libfdt_env.h /usr/include/fdt.h "$inc/" || return 1
-	# The arm64 code, and the neutral device code it hosts (srcs.list).
+	# The arm64 code, and the neutral device code it hosts (srcs.list's
+	# host and devices kinds; the seam kind is the aarch64 mvm's).
 	src=$(ls "$top"/vmm/arch/arm64/*.c "$top"/vmm/arch/arm64/kvm/*.c
-		sed -n 's,^[a-z]* ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
+		sed -n 's,^\(host\|devices\) ,'"$top"'/,p' "$top/vmm/arch/arm64/srcs.list")
 	# shellcheck disable=SC2086
 	# The Makefile's warning set (WARN).
 	"$ARM64_CC" -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
@@ -236,8 +240,12 @@ probe() {
 		grep -aq '^arm64-boot: vsock: port 5000 got "hello over vsock"' "$log"
 }
 
+# shellcheck source=tests/nested/arm64-mvm.lib
+. "$here/arm64-mvm.lib"
+
 case "${1:-}" in
 prepare) prepare && echo "arm64-box: kernel $KIMG, initramfs $INITRD" ;;
 probe) probe ;;
-*) die "usage: box-arm64.sh prepare|probe" ;;
+mvm) mvm_box ;;
+*) die "usage: box-arm64.sh prepare|probe|mvm" ;;
 esac

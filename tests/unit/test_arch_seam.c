@@ -6,6 +6,7 @@
  * (test_arm64_fdt.c, test_arm64_machine.c).
  */
 #include <criterion/criterion.h>
+#include <string.h>
 
 #include "vmm/arch/arch.h"
 #include "vmm/arch/arm64/fdt.h"
@@ -56,4 +57,19 @@ Test(arch_seam, x86_sandbox_devices_fit_arm64_machine)
 	m.virtio = devs;
 	m.nr_virtio = n;
 	cr_assert_eq(arm64_machine_check(&m, err, sizeof(err)), 0, "%s", err);
+}
+
+/* The x86 side of the link-time seam keeps what vm_devices_create made
+ * before the seam existed: COM1 on port 0x3f8 with IRQ 4, the i8042 reset
+ * line, mvm-init's guest port; the kernel is the guest dir's vmlinux and
+ * the command line keeps `nomodule` (x86's kernel has no modules). */
+Test(arch_seam, x86_legacy_devices_are_unchanged)
+{
+	cr_assert(!arch_legacy.uart_on_mmio);
+	cr_assert_eq(arch_legacy.uart_base, 0x3f8);
+	cr_assert_eq(arch_legacy.uart_irq, 4);
+	cr_assert(arch_legacy.i8042 && arch_legacy.guest_port);
+	cr_assert_str_eq(arch_kernel_name, "vmlinux");
+	cr_assert_not_null(strstr(arch_base_cmdline, "console=ttyS0"));
+	cr_assert_not_null(strstr(arch_base_cmdline, "nomodule"));
 }

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <linux/audit.h>
+#include <linux/kvm.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -196,4 +197,43 @@ Test(seccomp_prog, the_report_names_system_calls)
 	cr_expect_str_eq(sc_syscall_names[59], "execve");
 	cr_expect_str_eq(sc_syscall_names[0], "read");
 	cr_expect_null(sc_syscall_names[SC_NR_NAMES - 1]);
+}
+
+/* The aarch64 mvm's programs (make arm64-mvm: seccomp-gen --arch aarch64):
+ * the same tables, their calls translated by name to aarch64's numbers
+ * (asm-generic: read 63, ppoll 73, epoll_pwait 22, ioctl 29, execve 221),
+ * under aarch64's arch check: an x86 call never matches. */
+Test(seccomp_prog, a_table_builds_for_aarch64_by_name)
+{
+	struct seccomp_data d = { .arch = AUDIT_ARCH_AARCH64 };
+	struct sock_filter *f, *v;
+	size_t len, vlen;
+	uint32_t r;
+
+	cr_assert_eq(sc_build_set_arch("aarch64"), 0);
+	cr_assert_eq(sc_build(&sc_table_main, false, getpid(), &f, &len), 0);
+	cr_assert_eq(sc_build(&sc_table_vcpu, false, getpid(), &v, &vlen), 0);
+	d.nr = 63;
+	cr_expect_eq(run_bpf(f, (unsigned)len, &d), SECCOMP_RET_ALLOW, "read");
+	d.nr = 73;
+	cr_expect_eq(run_bpf(f, (unsigned)len, &d), SECCOMP_RET_ALLOW, "ppoll");
+	d.nr = 22;
+	cr_expect_eq(run_bpf(f, (unsigned)len, &d), SECCOMP_RET_ALLOW, "epoll_pwait");
+	d.nr = 221;
+	cr_expect_eq(run_bpf(f, (unsigned)len, &d), SECCOMP_RET_TRAP, "execve");
+	/* ioctl (29): the vCPU's KVM_RUN, not another's request. */
+	d.nr = 29;
+	d.args[1] = KVM_RUN;
+	cr_expect_eq(run_bpf(v, (unsigned)vlen, &d), SECCOMP_RET_ALLOW, "ioctl KVM_RUN");
+	d.args[1] = KVM_CREATE_VCPU;
+	cr_expect_eq(run_bpf(v, (unsigned)vlen, &d), SECCOMP_RET_TRAP, "ioctl KVM_CREATE_VCPU");
+	/* x86_64's read (0) under x86's arch value: not this program's arch. */
+	d.arch = AUDIT_ARCH_X86_64;
+	d.nr = 0;
+	r = run_bpf(f, (unsigned)len, &d) & SECCOMP_RET_ACTION_FULL;
+	cr_expect(r == SECCOMP_RET_KILL_THREAD || r == SECCOMP_RET_KILL_PROCESS, "x86 call: 0x%x", r);
+	free(f);
+	free(v);
+	cr_expect_str_eq(sc_build_syscall_name(221), "execve");
+	cr_expect_eq(sc_build_set_arch("no-such-arch"), -EINVAL);
 }

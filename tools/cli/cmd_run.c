@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/arch/arch.h"
 #include "common/cli_util.h"
 #include "tools/cli/cmd_run.h"
 #include "images/image_defaults.h"
@@ -180,7 +181,7 @@ static int find_defaults(struct run_opts *o)
 			cli_err("run", "no guest kernel: pass --kernel, or build one with 'make guest'");
 			return -1;
 		}
-		snprintf(o->kernel_buf, sizeof(o->kernel_buf), "%s/vmlinux", dir);
+		snprintf(o->kernel_buf, sizeof(o->kernel_buf), "%s/%s", dir, arch_kernel_name);
 		o->cfg.kernel_path = o->kernel_buf;
 	}
 	if (!o->cfg.initrd_path && dir) {

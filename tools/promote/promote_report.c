@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vmm/arch/arch.h"
 #include "common/events.h"
 #include "tools/sandbox/api_client.h"
 #include "common/cli_util.h"
@@ -182,7 +183,7 @@ static void add_machine(cJSON *o, const char *name)
 	if (c.kernel[0])
 		snprintf(kernel, sizeof(kernel), "%s", c.kernel);
 	else if (gd)
-		snprintf(kernel, sizeof(kernel), "%s/vmlinux", gd);
+		snprintf(kernel, sizeof(kernel), "%s/%s", gd, arch_kernel_name);
 	if (c.image[0])
 		add_file(o, "image", c.image);
 	else

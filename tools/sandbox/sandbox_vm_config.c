@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/arch/arch.h"
 #include "common/cli_util.h"
 #include "images/image_overlay.h"
 #include "snapshots/checkpoint.h"
@@ -22,7 +23,7 @@ static int boot_files(const struct sb_config *c, struct sb_vm_bufs *b, struct vm
 	if (c->kernel[0])
 		snprintf(b->kernel, PATH_MAX, "%s", c->kernel);
 	else if (dir)
-		snprintf(b->kernel, PATH_MAX, "%s/vmlinux", dir);
+		snprintf(b->kernel, PATH_MAX, "%s/%s", dir, arch_kernel_name);
 	else {
 		snprintf(err, errlen, "no guest kernel (run 'make guest' or pass --kernel to create)");
 		return -ENOENT;

@@ -18,6 +18,7 @@
 #include "images/blk_backend.h"
 #include "images/qcow2.h"
 #include "tools/sandbox/vm_devices.h"
+#include "vmm/arch/arch.h"
 
 static int open_disk(const struct vm_disk *d, struct blk_backend **b, char *err, size_t errlen)
 {
@@ -75,14 +76,17 @@ int vm_devices_create(struct vm *vm, const struct vm_config *cfg, char *err, siz
 	int ret;
 
 	/* --console (an fd of its own) bypasses the capped log. */
-	ret = serial_create(vm, 0x3f8, 4, cfg->console_fd, cfg->console_fd >= 0 ? NULL : cfg->log,
-			    &vm->console);
+	/* The architecture says where the console and the legacy ports are
+	 * (vmm/arch/arch.h: COM1 and port I/O on x86, a UART on MMIO on arm64). */
+	ret = serial_create_at(vm, arch_legacy.uart_on_mmio ? &vm->mmio : &vm->pio,
+			       arch_legacy.uart_base, arch_legacy.uart_irq, cfg->console_fd,
+			       cfg->console_fd >= 0 ? NULL : cfg->log, &vm->console);
 	vm->console_tail = serial_tail;
 	if (!ret && cfg->console_fd < 0)
 		ret = log_rotates_on_loop(vm, cfg->log);
-	if (!ret)
+	if (!ret && arch_legacy.i8042)
 		ret = i8042_create(vm);
-	if (!ret)
+	if (!ret && arch_legacy.guest_port)
 		ret = guest_port_create(vm);
 	if (!ret)
 		ret = virtio_console_create(vm, cfg->stdout_fd, cfg->log);

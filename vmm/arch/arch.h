@@ -108,4 +108,55 @@ typedef int arch_vm_state_decode_fn(const uint8_t *p, size_t len, struct vm_kvm_
 typedef int arch_vm_state_apply_fn(struct kvm *k, const struct vm_kvm_state *s,
 				   char *err, size_t errlen);
 
+/*
+ * The link-time seam: the entry points vmm/vm.c, vmm/vcpu.c, vmm/kvm.c and
+ * the device assembly call. Each build links exactly one implementation:
+ * vmm/arch/x86/ (the x86_64 build, `make`) or vmm/arch/arm64/kvm/ (the
+ * aarch64 build, `make arm64-mvm`); no #ifdef in the callers. In create
+ * order (vmm/vm.c):
+ *
+ *   kvm_open -> arch_kvm_check      capabilities (x86: CPUID too)
+ *   arch_vm_create                  the VM fd (x86: irqchip and PIT too)
+ *   gm_init -> arch_mem_layout      where RAM sits in guest-physical space
+ *   arch_kernel_parse               the kernel file's headers
+ *   arch_before_devices             arm64: vCPUs and the vGIC (its irqfd
+ *                                   routing exists only after CTRL_INIT)
+ *   add_devices                     neutral (tools/sandbox/vm_devices.c,
+ *                                   with arch_legacy's console and ports)
+ *   arch_boot                       kernel, initrd, boot data; the vCPUs
+ *                                   (x86) or their boot registers (arm64)
+ */
+/* The kernel command line every guest starts with. */
+extern const char arch_base_cmdline[];
+/* The kernel's file name in a guest directory (cli_guest_dir). */
+extern const char arch_kernel_name[];
+
+/* What the device assembly puts beside the virtio devices. */
+struct arch_legacy {
+	bool uart_on_mmio;	/* false: port I/O */
+	uint64_t uart_base;
+	uint32_t uart_irq;	/* as kvm_irq_line takes it */
+	bool i8042;		/* the reset line `reboot=k` uses */
+	bool guest_port;	/* mvm-init's boot and exit-status port (port I/O) */
+};
+extern const struct arch_legacy arch_legacy;
+
+int arch_kvm_check(struct kvm *k, char *err, size_t errlen);
+int arch_vm_create(struct vm *vm, char *err, size_t errlen);
+void arch_mem_layout(struct guest_mem *m);
+int arch_kernel_parse(struct vm *vm, const char *path, char *err, size_t errlen);
+/* The longest command line the parsed kernel takes, with its NUL. */
+size_t arch_cmdline_cap(const struct vm *vm);
+int arch_before_devices(struct vm *vm, char *err, size_t errlen);
+int arch_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
+/* vCPU @id's architectural set-up once KVM made it (x86: CPUID, MSRs,
+ * LAPIC, the boot vCPU's registers; arm64: KVM_ARM_VCPU_INIT). */
+int arch_vcpu_setup(struct vcpu *v, struct vm *vm, int id, int ncpus,
+		    const struct kernel_image *k, char *err, size_t errlen);
+/* For snapshots' compatibility check: the CPU vendor (NUL-padded) and a
+ * fingerprint of what the guest may use (x86: CPUID; arm64: none yet). */
+void arch_cpu_identity(const struct kvm *k, char vendor[16], uint64_t *fingerprint);
+/* Release what the arch made beyond struct kvm (arm64: the vGIC, vm->arch). */
+void arch_vm_destroy(struct vm *vm);
+
 #endif

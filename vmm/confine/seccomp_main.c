@@ -69,17 +69,11 @@ static const struct sc_rule rules[] = {
 static const unsigned long ioctls[] = {
 	/* Interrupts; dirty logging for checkpoints. */
 	KVM_IRQ_LINE, KVM_IRQ_LINE_STATUS, KVM_GET_DIRTY_LOG, KVM_SET_USER_MEMORY_REGION,
-	KVM_CHECK_EXTENSION, KVM_GET_MSR_INDEX_LIST,
-	/* VM and vCPU state: checkpoint, rollback, snapshot (vCPUs paused). */
-	KVM_GET_CLOCK, KVM_SET_CLOCK, KVM_GET_IRQCHIP, KVM_SET_IRQCHIP, KVM_GET_PIT2,
-	KVM_SET_PIT2, KVM_GET_REGS, KVM_SET_REGS, KVM_GET_SREGS, KVM_SET_SREGS,
-	KVM_GET_MP_STATE, KVM_SET_MP_STATE, KVM_GET_XSAVE, KVM_GET_XSAVE2, KVM_SET_XSAVE,
-	KVM_GET_XCRS, KVM_SET_XCRS, KVM_GET_DEBUGREGS, KVM_SET_DEBUGREGS, KVM_GET_LAPIC,
-	KVM_SET_LAPIC, KVM_GET_MSRS, KVM_SET_MSRS, KVM_GET_TSC_KHZ, KVM_SET_TSC_KHZ,
-	KVM_GET_VCPU_EVENTS, KVM_SET_VCPU_EVENTS, KVM_GET_CPUID2, KVM_SET_CPUID2,
-	KVM_KVMCLOCK_CTRL,
+	KVM_CHECK_EXTENSION,
 	/* Bytes waiting, non-blocking mode, isatty. */
 	FIONREAD, FIONBIO, TCGETS,
+	/* The VM and vCPU state ioctls of checkpoint, rollback and snapshot
+	 * are the architecture's: sc_main_arch_ioctls. */
 };
 
 /* Unix only: the network (libslirp, upstream DNS) is the helper's
@@ -90,5 +84,6 @@ const struct sc_table sc_table_main = {
 	.thread = "main",
 	.rules = rules, .nr_rules = N(rules),
 	.ioctls = ioctls, .nr_ioctls = N(ioctls),
+	.arch_ioctls = &sc_main_arch_ioctls,
 	.families = families, .nr_families = N(families),
 };

@@ -27,12 +27,21 @@ struct sc_rule {
 	enum sc_arg arg;
 };
 
+/* An architecture's own ioctls for a table (vmm/arch/x86/seccomp_ioctls.c,
+ * vmm/arch/arm64/seam/seccomp_ioctls.c): KVM's x86 and arm64 state ioctls
+ * differ, the rest of the table does not. */
+struct sc_ioctls {
+	const unsigned long *v;
+	size_t n;
+};
+
 struct sc_table {
 	const char *thread;	/* for messages: "vcpu", "main" */
 	const struct sc_rule *rules;
 	size_t nr_rules;
 	const unsigned long *ioctls;
 	size_t nr_ioctls;
+	const struct sc_ioctls *arch_ioctls;	/* more of them; NULL: none */
 	const int *families;
 	size_t nr_families;
 };
@@ -42,6 +51,8 @@ extern const struct sc_table sc_table_main;	/* the event loop: devices, API, sli
 extern const struct sc_table sc_table_blk;	/* virtio-blk I/O threads: disk I/O only */
 extern const struct sc_table sc_table_nethelper; /* mvm-net: libslirp, glib, upstream DNS */
 extern const struct sc_table sc_table_relay;	/* `mvm relay`: loopback to the guest's vsock */
-extern const struct sc_table sc_table_keeper;	/* confine/pidns.c's keeper: waits, mirrors */
+extern const struct sc_table sc_table_keeper;
+/* The main thread's architecture ioctls (one definition per build). */
+extern const struct sc_ioctls sc_main_arch_ioctls;	/* confine/pidns.c's keeper: waits, mirrors */
 
 #endif

@@ -7,9 +7,22 @@
 
 #include "vmm/confine/gen/seccomp_build.h"
 
+/* SCMP_ARCH_NATIVE, or the one sc_build_set_arch chose. */
+static uint32_t target_arch = SCMP_ARCH_NATIVE;
+
+int sc_build_set_arch(const char *name)
+{
+	uint32_t a = seccomp_arch_resolve_name(name);
+
+	if (!a)
+		return -EINVAL;
+	target_arch = a == seccomp_arch_native() ? SCMP_ARCH_NATIVE : a;
+	return 0;
+}
+
 char *sc_build_syscall_name(int nr)
 {
-	return seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	return seccomp_syscall_resolve_num_arch(target_arch, nr);
 }
 
 int confine_seccomp_check(const struct sc_table *t, const char **bad)
@@ -37,6 +50,10 @@ static int add_rule(scmp_filter_ctx ctx, const struct sc_table *t, const struct 
 			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
 					       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
 						       t->ioctls[i] & 0xffffffffUL));
+		for (size_t i = 0; t->arch_ioctls && i < t->arch_ioctls->n && !ret; i++)
+			ret = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 1,
+					       SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+						       t->arch_ioctls->v[i] & 0xffffffffUL));
 		return ret;
 	case SC_SOCKET:
 		for (size_t i = 0; i < t->nr_families && !ret; i++)
@@ -88,6 +105,13 @@ int sc_build(const struct sc_table *t, bool log, pid_t self, struct sock_filter 
 {
 	scmp_filter_ctx ctx = seccomp_init(log ? SCMP_ACT_LOG : SCMP_ACT_TRAP);
 	int ret = ctx ? 0 : -ENOMEM;
+
+	/* Another architecture: its filter only (the arch check admits it alone). */
+	if (!ret && target_arch != SCMP_ARCH_NATIVE) {
+		ret = seccomp_arch_add(ctx, target_arch);
+		if (!ret)
+			ret = seccomp_arch_remove(ctx, SCMP_ARCH_NATIVE);
+	}
 
 	for (size_t i = 0; !ret && i < t->nr_rules; i++)
 		ret = add_rule(ctx, t, &t->rules[i], self);

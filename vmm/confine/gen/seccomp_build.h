@@ -23,7 +23,18 @@
 int sc_build(const struct sc_table *t, bool log, pid_t self, struct sock_filter **prog,
 	     size_t *len);
 
-/* This arch's name of system call @nr (malloc'd), or NULL. */
+/*
+ * Build for another architecture than the one running the generator:
+ * @name as libseccomp names it ("aarch64"). libseccomp translates each
+ * rule's system call by name to that architecture's number and leaves out
+ * the calls it lacks (open, poll, ... on aarch64). The tables' ioctl
+ * numbers are compiled on this host: only tables whose ioctls encode the
+ * same on both (the asm-generic _IOC layout, x86 and arm64 alike) may be
+ * built so. 0, or -EINVAL for a name libseccomp does not know.
+ */
+int sc_build_set_arch(const char *name);
+
+/* The target arch's name of system call @nr (malloc'd), or NULL. */
 char *sc_build_syscall_name(int nr);
 
 /* Check @t against this arch's syscall table: -EINVAL and the offending
