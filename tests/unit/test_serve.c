@@ -480,6 +480,12 @@ Test(serve_args, options_and_token_subcommands)
 	cr_assert_eq(SERVE(&a, "token", "ls", "x"), -1);
 	cr_assert_eq(SERVE(&a, "tokens", "ls"), -1);
 	cr_assert_eq(SERVE(&a, "--rate", "0"), -1);
+	cr_assert_eq(SERVE(&a, "--rate", "0.01"), 0);
+	cr_assert_float_eq(a.o.rate, 0.01, 1e-12);
+	cr_assert_eq(SERVE(&a, "--rate", "0.0001"), -1);
+	cr_assert_eq(SERVE(&a, "--rate", "1x"), -1);
+	cr_assert_eq(SERVE(&a, "--rate", "nan"), -1);
+	cr_assert_eq(SERVE(&a, "--rate", "100001"), -1);
 	cr_assert_eq(SERVE(&a, "--bogus"), -1);
 	cr_assert_eq(SERVE(&a, "--help"), 1);
 	SERVE(&a);

@@ -1,4 +1,5 @@
 /* `mvm serve`: sandboxes over HTTP for many tenants (tools/serve/), and its tokens. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -49,6 +50,23 @@ static int num(const char *opt, const char *arg, long min, long max, long *out)
 	return -1;
 }
 
+/* --rate: requests per second per tenant, a fraction allowed (0.01: one a
+ * minute and 40 s), so a burst can be made to run out whatever the pace. */
+static int rate(const char *arg, double *out)
+{
+	char *end;
+	double r;
+
+	errno = 0;
+	r = strtod(arg, &end);
+	if (!errno && end != arg && !*end && r >= 0.001 && r <= 100000) {
+		*out = r;
+		return 0;
+	}
+	cli_err("serve", "--rate: requests per second from 0.001 to 100000 (\"20\", \"0.5\")");
+	return -1;
+}
+
 /* One option into @a. 0 or -1 after a message. */
 static int serve_opt(struct serve_args *a, int ch, char *arg)
 {
@@ -66,7 +84,7 @@ static int serve_opt(struct serve_args *a, int ch, char *arg)
 	case O_CONNS: r = num("max-conns", arg, 4, 10000, &n); a->o.max_conns = (unsigned)n; break;
 	case O_PERIP: r = num("max-per-ip", arg, 1, 10000, &n); a->o.max_per_ip = (unsigned)n; break;
 	case O_IDLE: r = num("idle-timeout", arg, 1, 3600, &n); a->o.idle_timeout_s = (unsigned)n; break;
-	case O_RATE: r = num("rate", arg, 1, 100000, &n); a->o.rate = (double)n; break;
+	case O_RATE: r = rate(arg, &a->o.rate); break;
 	case O_BURST: r = num("burst", arg, 1, 100000, &n); a->o.burst = (double)n; break;
 	case O_STREAMS: r = num("max-streams", arg, 1, 1000, &n); a->o.max_streams = (unsigned)n; break;
 	case O_SANDBOXES: r = num("sandboxes", arg, 0, 100000, &n); a->q.sandboxes = (int)n; break;
