@@ -26,10 +26,12 @@ command -v git >/dev/null || skip "git missing (make deps)"
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
 # ---- the registries, built here ----
-verdaccio_start
 reg=$T/reg
 magic=$(python3 tests/integration/dev_registry.py "$reg" "$T/npm-package") ||
 	fail "dev_registry.py"
+# Verdaccio comes up and is given the npm package in the background, while
+# the sandbox boots and pip runs (node and npm are slow to start in the box).
+verdaccio_start "$T/npm-package"
 mkdir -p "$T/src" "$reg/git"
 git -C "$T/src" init -q -b main
 echo "$magic" > "$T/src/README"
@@ -101,8 +103,8 @@ grep -q 'GET /packages/mvm_devtest-1.0-py3-none-any.whl' "$T/allowed.log" ||
 	fail "pip: the wheel was not fetched from the test index: $(cat "$T/allowed.log")"
 echo "image-dev: pip install from the allowed index"
 
-# ---- npm, from Verdaccio (given its package now: it came up meanwhile) ----
-verdaccio_publish "$T/npm-package"
+# ---- npm, from Verdaccio (up and given its package meanwhile) ----
+verdaccio_ready
 npm='npm install --no-audit --no-fund --no-update-notifier --fetch-retries 0 --fetch-timeout 60000'
 req="cd /tmp/app && node -e 'console.log(require(\"mvm-devtest\"))'"
 v0=$(verdaccio_requests)
