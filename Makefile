@@ -210,10 +210,10 @@ DEBIAN_INPUTS := images/build-debian.sh images/image-lib.sh
 image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,debian,$(DEBIAN_INPUTS))
 # dev: Debian minbase + python3/pip/venv, nodejs/npm, git, build-essential, curl
-# (tests/integration/image-dev.sh). Not part of `images`/`test-images`: 152-241 s
-# cold (164 MB of packages, 781 MiB of files) on the 2-core dev VM, and its
-# test 217-254 s in the box (CI's budget); built on request, and its test
-# skips without it.
+# (tests/integration/image-dev.sh). Not part of `images`; part of `test-images`
+# as root, so CI runs its test: built after debian, from the base debian left
+# in the package cache (164 MB of packages, 781 MiB of files; 52 s warm on the
+# quiet 2-core dev VM, docs/dev-image.md); the test skips without it.
 DEV_INPUTS := images/build-dev.sh images/image-lib.sh
 image-dev: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,dev,$(DEV_INPUTS))
@@ -234,12 +234,13 @@ image-browser: $(BUILD)/mvm | $(DEPS_OK)
 template-browser: $(BUILD)/mvm image-browser
 	MVM=$(BUILD)/mvm MVM_IMAGE_DIR="$(IMAGE_DIR)" tools/template-browser.sh browser
 
-# `make test` builds them (well inside CI's budget); without root the
-# Debian-based images are left out and their tests skip.
+# `make test` builds them (inside CI's budget); without root the
+# Debian-based images are left out and their tests skip. debian first: it
+# makes the bootstrapped base that browser and dev start from.
 test-images: image-minimal
 	@if [ "$$(id -u)" != 0 ]; then \
-		echo "images: not root, debian and browser images not built (sudo make image-debian image-browser)"; \
-	else $(MAKE) --no-print-directory image-debian image-browser; fi
+		echo "images: not root, debian, browser and dev images not built (sudo make image-debian image-browser image-dev)"; \
+	else $(MAKE) --no-print-directory image-debian image-browser image-dev; fi
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
@@ -260,9 +261,13 @@ browser-client: $(BROWSER_CLIENT)
 # Verdaccio, the npm registry tests/integration/image-dev.sh runs on a test
 # host (tests/integration/verdaccio.lib), at the version pinned in
 # tests/verdaccio/package-lock.json: 6.8.0, the last that runs on node 20.
-REGISTRY_SERVER := tests/verdaccio/node_modules/.package-lock.json
+# Packed into one archive that the test unpacks into its own directory:
+# node reads its 7,700 files at start, and over the test box's 9p share of
+# the checkout that took minutes (from tmpfs, seconds).
+REGISTRY_SERVER := tests/verdaccio/verdaccio.tar
 $(REGISTRY_SERVER): tests/verdaccio/package.json tests/verdaccio/package-lock.json
 	cd tests/verdaccio && npm ci --no-audit --no-fund
+	tar -cf $@.tmp --sort=name -C tests/verdaccio node_modules && mv -f $@.tmp $@
 .PHONY: registry-server
 registry-server: $(REGISTRY_SERVER)
 

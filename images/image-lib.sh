@@ -100,7 +100,8 @@ host_mirrors() {
 
 # debian_bootstrap WHO: checks (debootstrap, root, a mirror), the stage, then
 # `debootstrap --variant=minbase` from the host's mirror with the shared
-# package cache (~/.cache/mvm/debootstrap). WHO names the builder in errors.
+# package cache (~/.cache/mvm/debootstrap), or the base an earlier build left
+# there (debian_base_key). WHO names the builder in errors.
 debian_bootstrap() {
 	who=$1
 	suite=${MVM_DEBIAN_SUITE:-bookworm}
@@ -119,19 +120,59 @@ debian_bootstrap() {
 	image_stage
 	mkdir -p "$cache"
 
-	step "debootstrap --variant=minbase $suite from the host's mirror ($mirror)"
-	# debootstrap's own I: lines are the progress; its log stays in the stage on failure.
-	# One debootstrap per package cache at a time: debian, browser and dev
-	# share it, and two at once broke each other's downloads.
-	flock -n "$cache/.lock" true 2>/dev/null ||
-		echo "image: another debootstrap is using $cache; waiting for it"
-	flock "$cache/.lock" debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$stage" "$mirror" 2>&1 |
-		sed -u 's/^/  /' || :
-	[ -x "$stage/usr/bin/apt-get" ] && [ -f "$stage/etc/debian_version" ] || {
-		echo "$who: debootstrap failed" >&2
-		tail -20 "$stage/debootstrap/debootstrap.log" 2>/dev/null >&2 || true
-		exit 1
-	}
+	# No fsync per unpacked file while building (dpkg's default, made for
+	# machines that may crash mid-upgrade): a stage that breaks is thrown
+	# away, and mkfs.ext4 copies it anyway. Placed before debootstrap so
+	# that its own dpkg runs read it too; debian_clean removes it, so the
+	# guest's dpkg syncs as usual.
+	mkdir -p "$stage/etc/dpkg/dpkg.cfg.d"
+	echo force-unsafe-io > "$stage/etc/dpkg/dpkg.cfg.d/00mvm-build-unsafe-io"
+	# One build per package cache at a time in this part: debian, browser
+	# and dev share it, two debootstraps at once broke each other's
+	# downloads, and the first build's base serves the others.
+	exec 8>"$cache/.lock"
+	flock -n 8 || { echo "image: another build is bootstrapping from $cache; waiting for it"; flock 8; }
+	key=$(debian_base_key)
+	base=$cache/base-$key.tar
+	if [ -n "$key" ] && [ -f "$base" ]; then
+		step "the bootstrapped base from the package cache (debootstrap --variant=minbase $suite, $mirror; $(basename "$base"))"
+		tar -xpf "$base" --numeric-owner --xattrs --xattrs-include='*' -C "$stage" ||
+			{ echo "$who: cannot unpack $base" >&2; exit 1; }
+	else
+		step "debootstrap --variant=minbase $suite from the host's mirror ($mirror)"
+		# debootstrap's own I: lines are the progress; its log stays in the stage on failure.
+		debootstrap --variant=minbase --cache-dir="$cache" "$suite" "$stage" "$mirror" 2>&1 |
+			sed -u 's/^/  /' || :
+		[ -x "$stage/usr/bin/apt-get" ] && [ -f "$stage/etc/debian_version" ] || {
+			echo "$who: debootstrap failed" >&2
+			tail -20 "$stage/debootstrap/debootstrap.log" 2>/dev/null >&2 || true
+			exit 1
+		}
+		if [ -n "$key" ]; then
+			rm -f "$cache"/base-*.tar "$cache"/base-*.tar.tmp
+			tar -cf "$base.tmp" --numeric-owner --xattrs --xattrs-include='*' \
+				--exclude='./var/cache/apt/archives/*.deb' -C "$stage" . &&
+				mv -f "$base.tmp" "$base" || rm -f "$base.tmp"
+		fi
+	fi
+	exec 8>&-
+}
+
+# debian_base_key: what decides the bootstrapped base's contents, hashed
+# (empty when the mirror's InRelease cannot be read: then no base is kept).
+# debootstrap reads only the suite itself (not -updates or -security), so
+# its package set changes only with the suite's InRelease; the rest is the
+# mirror, debootstrap's version, the architecture and this file. The base
+# is the system as debootstrap left it, before any image's configuration:
+# debian, browser and dev all start from it, and all but the first build
+# on a machine unpack it (seconds) instead of running debootstrap (40-60 s).
+debian_base_key() {
+	rel=$(python3 -c 'import hashlib, sys, urllib.request
+print(hashlib.sha256(urllib.request.urlopen(sys.argv[1], timeout=60).read()).hexdigest())' \
+		"$mirror/dists/$suite/InRelease" 2>/dev/null) || return 0
+	printf '%s\n' "$rel" "$mirror" "$suite" "$(debootstrap --version)" \
+		"$(dpkg --print-architecture)" "$(sha256sum < "$here/image-lib.sh")" |
+		sha256sum | cut -c1-16
 }
 
 # debian_configure: apt sources for the host's mirror (no credentials), no
@@ -202,6 +243,7 @@ DPKG
 debian_clean() {
 	step "cleaning package caches and lists (apt-get update refreshes them)"
 	rm -rf "$stage/var/cache/apt/archives/"*.deb "$stage/var/cache/apt/"*.bin \
-		"$stage/var/lib/apt/lists/"* "$stage/debootstrap" "$stage/var/log/"*.log
+		"$stage/var/lib/apt/lists/"* "$stage/debootstrap" "$stage/var/log/"*.log \
+		"$stage/etc/dpkg/dpkg.cfg.d/00mvm-build-unsafe-io"
 	mkdir -p "$stage/var/lib/apt/lists/partial"
 }

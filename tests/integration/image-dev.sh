@@ -26,10 +26,12 @@ command -v git >/dev/null || skip "git missing (make deps)"
 trap 'for n in $SANDBOXES; do "$MVM" rm -f "$n" >/dev/null 2>&1; done; net_cleanup' EXIT
 
 # ---- the registries, built here ----
-verdaccio_start
 reg=$T/reg
 magic=$(python3 tests/integration/dev_registry.py "$reg" "$T/npm-package") ||
 	fail "dev_registry.py"
+# Verdaccio comes up and is given the npm package in the background, while
+# the sandbox boots and pip runs (node and npm are slow to start in the box).
+verdaccio_start "$T/npm-package"
 mkdir -p "$T/src" "$reg/git"
 git -C "$T/src" init -q -b main
 echo "$magic" > "$T/src/README"
@@ -53,14 +55,15 @@ dns_denials() { grep -c '"proto":"dns".*"name":"blocked.test"' "$ev" 2>/dev/null
 tcp_denials() { grep -c "\"proto\":\"tcp\",\"dst\":\"203.0.113.20\",\"port\":${1:-8090},.*\"reason\":\"not-allowlisted\"" "$ev" 2>/dev/null || true; }
 
 # refused WHAT CMD CHECK [PORT]: in one guest command (each costs seconds in
-# the emulated box), CMD with @HOST@ = blocked.test and then = 203.0.113.20
-# fails (its output goes to $T/err), and CHECK fails afterwards (nothing was
-# installed); each attempt added its denial event (a connection to PORT,
-# 8090 unless given).
+# the emulated box), CMD with @HOST@ = blocked.test and CMD with @HOST@ =
+# 203.0.113.20, side by side (the guest has two vCPUs, and npm and pip spend
+# most of a refused attempt starting up), both fail (their output goes to
+# $T/err), and CHECK fails afterwards (nothing was installed); each attempt
+# added its denial event (a connection to PORT, 8090 unless given).
 refused() {
 	d0=$(dns_denials) t0=$(tcp_denials "${4:-8090}")
 	cmd=$(printf '%s' "$2" | sed 's/@HOST@/$host/g')
-	gx "for host in blocked.test 203.0.113.20; do ( $cmd ) 1>&2; echo \"\$host=\$?\"; done
+	gx "for host in blocked.test 203.0.113.20; do ( ( $cmd ) 1>&2; echo \"\$host=\$?\" ) & done; wait
 		( $3 ) >/dev/null 2>&1; echo \"check=\$?\""
 	[ "$rc" = 0 ] || fail "$1, refused hosts: guest command status $rc"
 	for k in blocked.test 203.0.113.20 check; do
@@ -101,8 +104,8 @@ grep -q 'GET /packages/mvm_devtest-1.0-py3-none-any.whl' "$T/allowed.log" ||
 	fail "pip: the wheel was not fetched from the test index: $(cat "$T/allowed.log")"
 echo "image-dev: pip install from the allowed index"
 
-# ---- npm, from Verdaccio (given its package now: it came up meanwhile) ----
-verdaccio_publish "$T/npm-package"
+# ---- npm, from Verdaccio (up and given its package meanwhile) ----
+verdaccio_ready
 npm='npm install --no-audit --no-fund --no-update-notifier --fetch-retries 0 --fetch-timeout 60000'
 req="cd /tmp/app && node -e 'console.log(require(\"mvm-devtest\"))'"
 v0=$(verdaccio_requests)
@@ -120,13 +123,13 @@ expect_eq "npm: the install script's connection" "probe=refused ECONNREFUSED" "$
 echo "image-dev: npm install from Verdaccio on the allowed host; its install script stopped"
 
 # ---- git clone over HTTP, and curl ----
-refused "git clone" 'timeout 120 git clone -q http://@HOST@:8090/git/demo.git /tmp/demo' 'test -e /tmp/demo'
+refused "git clone" 'timeout 120 git clone -q http://@HOST@:8090/git/demo.git /tmp/demo-$host' 'test -e /tmp/demo-blocked.test || test -e /tmp/demo-203.0.113.20'
 gx 'timeout 120 git clone -q http://allowed.test:8090/git/demo.git /tmp/demo && git -C /tmp/demo rev-parse HEAD && cat /tmp/demo/README'
 [ "$rc" = 0 ] || fail "git clone from the allowed host: status $rc: $(tail -5 "$T/err")"
 expect_eq "git: the commit" "$head" "$(sed -n 1p "$T/out")"
 expect_eq "git: the file" "$magic" "$(sed -n 2p "$T/out")"
 echo "image-dev: git clone from the allowed host"
-refused "curl" 'curl -fsS --max-time 60 -o /tmp/hello.txt http://@HOST@:8090/hello.txt' 'test -f /tmp/hello.txt'
+refused "curl" 'curl -fsS --max-time 60 -o /tmp/hello-$host.txt http://@HOST@:8090/hello.txt' 'test -f /tmp/hello-blocked.test.txt || test -f /tmp/hello-203.0.113.20.txt'
 gx 'curl -fsS --max-time 60 http://allowed.test:8090/hello.txt'
 expect_eq "curl from the allowed host" "$magic" "$(cat "$T/out")"
 
