@@ -1,9 +1,9 @@
 #!/bin/sh
 # shards.sh N — the integration suite in N nested boxes at once.
 #
-# One box keeps about one core busy (QEMU's TCG runs mostly one guest vCPU
-# at a time), so on a 2-core machine a second box nearly halves the suite's
-# wall time. Each box runs run-all.sh on its share of the tests (balanced by
+# A box is a 2-vCPU machine that keeps two cores busy, so this pays on
+# machines with 4 cores or more (tests/run-integration.sh's default: one
+# box per two cores). Each box runs run-all.sh on its share of the tests (balanced by
 # tests/integration/durations.txt, longest first onto the least loaded box)
 # with its own progress, retries and fresh boxes, exactly as a single box
 # does. Their output streams with a "[box K] " prefix; at the end
