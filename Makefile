@@ -43,10 +43,14 @@ PKG_LIBS   = $(shell pkg-config --libs $(filter-out slirp,$(PKGS)) 2>/dev/null) 
 # into mvm they raised every VMM's memory overhead from under 3 MiB to
 # 4000 KiB (tests/integration/run-resources.sh). tests/build/check-needed.py
 # (make unit) fails if mvm names one of them again.
-MVM_PKGS   := libcjson nettle
-MVM_LIBS   = $(shell pkg-config --libs $(MVM_PKGS) 2>/dev/null)
-SERVE_LIBS = $(shell pkg-config --libs libmicrohttpd $(MVM_PKGS) 2>/dev/null)
-OCI_LIBS   = $(shell pkg-config --libs libarchive $(MVM_PKGS) 2>/dev/null)
+# nettle is linked statically: with full RELRO (-z now, issue 27) loading
+# libnettle.so and binding its symbols was most of every CLI start's cost
+# (773k instructions for `mvm ls`; 394k static, 572k in the lazy-bound build
+# before; docs/benchmarks.md). A nettle security update needs a rebuild.
+NETTLE_LIBS := -Wl,-Bstatic -lnettle -Wl,-Bdynamic
+MVM_LIBS   = $(shell pkg-config --libs libcjson 2>/dev/null) $(NETTLE_LIBS)
+SERVE_LIBS = $(shell pkg-config --libs libmicrohttpd libcjson 2>/dev/null) $(NETTLE_LIBS)
+OCI_LIBS   = $(shell pkg-config --libs libarchive libcjson 2>/dev/null) $(NETTLE_LIBS)
 HELPER_LIBS = $(shell pkg-config --libs slirp 2>/dev/null)
 LDLIBS  += -lpthread
 
