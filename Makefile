@@ -214,10 +214,10 @@ DEBIAN_INPUTS := images/build-debian.sh images/image-lib.sh
 image-debian: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,debian,$(DEBIAN_INPUTS))
 # dev: Debian minbase + python3/pip/venv, nodejs/npm, git, build-essential, curl
-# (tests/integration/image-dev.sh). Not part of `images`/`test-images`: 152-241 s
-# cold (164 MB of packages, 781 MiB of files) on the 2-core dev VM, and its
-# test 217-254 s in the box (CI's budget); built on request, and its test
-# skips without it.
+# (tests/integration/image-dev.sh). Not part of `images`; part of `test-images`
+# as root, so CI runs its test: built after debian, from the base debian left
+# in the package cache (164 MB of packages, 781 MiB of files; 52 s warm on the
+# quiet 2-core dev VM, docs/dev-image.md); the test skips without it.
 DEV_INPUTS := images/build-dev.sh images/image-lib.sh
 image-dev: $(BUILD)/mvm | $(DEPS_OK)
 	$(call image_from_inputs,dev,$(DEV_INPUTS))
@@ -238,12 +238,13 @@ image-browser: $(BUILD)/mvm | $(DEPS_OK)
 template-browser: $(BUILD)/mvm image-browser
 	MVM=$(BUILD)/mvm MVM_IMAGE_DIR="$(IMAGE_DIR)" tools/template-browser.sh browser
 
-# `make test` builds them (well inside CI's budget); without root the
-# Debian-based images are left out and their tests skip.
+# `make test` builds them (inside CI's budget); without root the
+# Debian-based images are left out and their tests skip. debian first: it
+# makes the bootstrapped base that browser and dev start from.
 test-images: image-minimal
 	@if [ "$$(id -u)" != 0 ]; then \
-		echo "images: not root, debian and browser images not built (sudo make image-debian image-browser)"; \
-	else $(MAKE) --no-print-directory image-debian image-browser; fi
+		echo "images: not root, debian, browser and dev images not built (sudo make image-debian image-browser image-dev)"; \
+	else $(MAKE) --no-print-directory image-debian image-browser image-dev; fi
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
