@@ -22,7 +22,7 @@ static int rewrite(const struct snap_state *st, const struct snap_dir_info *in, 
 		const struct snap_section *s = &st->sec[i];
 
 		if (s->type == SNAP_SEC_FILE)
-			snap_files_section(w, in->f, in->nfiles);
+			snap_files_section(w, in->f, in->nfiles, in->fver >= 3 ? in->salt : NULL);
 		else if (s->type == SNAP_SEC_BASE)
 			snap_base_section(w, &in->base);
 		else
@@ -52,9 +52,11 @@ static int write_state(const char *dir, const struct snap_w *w)
 	return ret;
 }
 
-/* The bottom layer named @path, its new size and digests into @f. */
-static int relink_bottom(const char *dir, struct snap_file *f, const char *path)
+/* The bottom layer (file 1 of @in) over @path, its new size and digest into @in. */
+static int relink_bottom(const char *dir, struct snap_dir_info *in, const uint8_t *k,
+			 const char *path)
 {
+	struct snap_file *f = &in->f[1];
 	char p[PATH_MAX];
 	int fd, ret;
 
@@ -67,48 +69,53 @@ static int relink_bottom(const char *dir, struct snap_file *f, const char *path)
 	fd = open(p, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ret = snap_file_digest(fd, &f->size, &f->crc, f->sha256);
+	ret = in->fver >= 3 ? snap_file_tag(fd, k, 1, &f->size, f->tag) :
+			      snap_file_digest(fd, &f->size, &f->crc, f->sha256);
 	close(fd);
 	return ret;
 }
 
-int snap_rebase(const char *dir, const char *path, const struct snap_ident *id, char *err,
-		size_t errlen)
+int snap_state_files(const char *dir, const struct snap_dir_info *in, char *err,
+		     size_t errlen)
 {
-	struct snap_dir_info *in = calloc(1, sizeof(*in));
 	struct snap_state *st = calloc(1, sizeof(*st));
 	struct snap_w w = { 0 };
 	char sp[PATH_MAX], *buf = NULL;
 	size_t len = 0;
-	int ret = !in || !st ? -ENOMEM : snap_dir_info(dir, in, err, errlen);
+	int ret = st ? 0 : -ENOMEM;
 
-	if (ret)
-		goto out;
-	if (!in->has_base || in->nfiles < 2 || strlen(path) >= sizeof(in->base.path)) {
-		snprintf(err, errlen, "the template references no image its layers can be moved to");
-		ret = -EINVAL;
-		goto out;
-	}
-	ret = relink_bottom(dir, &in->f[1], path);
-	if (ret) {
-		snprintf(err, errlen, "disk layer %s: cannot point it at %s: %s", in->f[1].name, path,
-			 ret == -EINVAL ? "not a qcow2 layer over a raw image" : strerror(-ret));
-		goto out;
-	}
-	snprintf(in->base.path, sizeof(in->base.path), "%s", path);
-	in->base.id = *id;
+	err[0] = 0;
 	snprintf(sp, sizeof(sp), "%s/%s", dir, SNAP_DIR_STATE);
-	ret = file_read_regular(sp, SNAP_STATE_MAX, &buf, &len);
+	if (!ret)
+		ret = file_read_regular(sp, SNAP_STATE_MAX, &buf, &len);
 	if (!ret)
 		ret = snap_state_parse((const uint8_t *)buf, len, st, err, errlen);
 	if (!ret && (ret = rewrite(st, in, &w)) == 0)
 		ret = write_state(dir, &w);
 	if (ret && !err[0])
 		snprintf(err, errlen, "rewriting %s: %s", sp, strerror(-ret));
-out:
 	snap_w_free(&w);
 	free(buf);
 	free(st);
-	free(in);
 	return ret;
+}
+
+int snap_rebase(const char *dir, struct snap_dir_info *in, const uint8_t k[SNAP_KEY_LEN],
+		const char *path, const struct snap_ident *id, char *err, size_t errlen)
+{
+	int ret;
+
+	if (!in->has_base || in->nfiles < 2 || strlen(path) >= sizeof(in->base.path)) {
+		snprintf(err, errlen, "the template references no image its layers can be moved to");
+		return -EINVAL;
+	}
+	ret = relink_bottom(dir, in, k, path);
+	if (ret) {
+		snprintf(err, errlen, "disk layer %s: cannot point it at %s: %s", in->f[1].name, path,
+			 ret == -EINVAL ? "not a qcow2 layer over a raw image" : strerror(-ret));
+		return ret;
+	}
+	snprintf(in->base.path, sizeof(in->base.path), "%s", path);
+	in->base.id = *id;
+	return snap_state_files(dir, in, err, errlen);
 }

@@ -295,8 +295,8 @@ int snap_seal_check_state(const char *dir, const char *kind, const struct snap_d
 
 	if (!ret)
 		ret = snap_seal_expect(&s, dir, SNAP_DIR_STATE, in->state_sha256, err, errlen);
-	if (!ret && !in->has_sha256) {
-		snprintf(err, errlen, "%s: its state lists no SHA-256 of its files: refusing it", dir);
+	if (!ret && !snap_files_bound(in)) {
+		snprintf(err, errlen, "%s: its state lists no digest of its files a seal can bind (taken before keyed seals): refusing it", dir);
 		ret = -EBADMSG;
 	}
 	return ret;

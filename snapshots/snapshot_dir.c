@@ -11,7 +11,6 @@
 #include <nettle/sha2.h>
 
 #include "common/start_trace.h"
-#include "common/crc32c.h"
 #include "devices/virtio_mmio.h"
 #include "images/qcow2.h"
 #include "snapshots/checkpoint.h"
@@ -22,130 +21,30 @@
 #include "snapshots/vm_snap.h"
 #include "vmm/vm.h"
 
-#define CHUNK (1u << 20)
-
-/*
- * The checksum covers the size and every non-zero 4 KiB block with its
- * offset: defined by the contents, not by where the file system keeps
- * holes (tmpfs allocates pages for holes a mapping reads). Zero blocks are
- * left as holes in the copy. Holes cost nothing to skip.
- */
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	if (n == MEM_PAGE)
-		return !mem_page_nonzero(p);
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-static uint32_t crc_blocks(uint32_t c, const uint8_t *buf, size_t n, off_t at, int out,
-			   struct sha256_ctx *sha, int *ret)
-{
-	for (size_t o = 0; o < n; o += MEM_PAGE) {
-		size_t k = n - o < MEM_PAGE ? n - o : MEM_PAGE;
-		off_t pos = at + (off_t)o;
-		if (all_zero(buf + o, k))
-			continue;
-		c = crc32c(c, &pos, sizeof(pos));
-		c = crc32c(c, buf + o, k);
-		if (sha) {
-			sha256_update(sha, sizeof(pos), (const uint8_t *)&pos);
-			sha256_update(sha, k, buf + o);
-		}
-		if (out >= 0 && pwrite(out, buf + o, k, pos) != (ssize_t)k)
-			*ret = -EIO;
-	}
-	return c;
-}
-
-/* The checksum and (into @sha256, when not NULL) the SHA-256 of the same
- * stream: one read serves both. */
-static int crc_copy(int fd, int out, uint64_t *size, uint32_t *crc, uint8_t *sha256)
-{
-	struct sha256_ctx sha;
-	uint8_t *buf = aligned_alloc(MEM_PAGE, CHUNK);
-	struct stat st;
-	off_t data = 0, hole, end;
-	uint32_t c = 0;
-	int ret = 0;
-
-	if (!buf || fstat(fd, &st)) {
-		free(buf);
-		return buf ? -errno : -ENOMEM;
-	}
-	end = st.st_size;
-	c = crc32c(c, &end, sizeof(end));
-	sha256_init(&sha);
-	sha256_update(&sha, sizeof(end), (const uint8_t *)&end);
-	while (!ret && (data = lseek(fd, data, SEEK_DATA)) >= 0 && data < end) {
-		data &= ~(off_t)(MEM_PAGE - 1);		/* block-aligned, as the zero test */
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || hole > end)
-			hole = end;
-		while (!ret && data < hole) {
-			size_t n = (size_t)(hole - data < CHUNK ? hole - data : CHUNK);
-			ssize_t r = pread(fd, buf, n, data);
-
-			if (r <= 0) {
-				ret = r ? -errno : -EIO;
-				break;
-			}
-			c = crc_blocks(c, buf, (size_t)r, data, out, sha256 ? &sha : NULL, &ret);
-			data += r;
-		}
-	}
-	if (!ret && out >= 0 && ftruncate(out, end))
-		ret = -errno;
-	free(buf);
-	*size = (uint64_t)end;
-	*crc = c;
-	if (sha256)
-		sha256_digest(&sha, SHA256_DIGEST_SIZE, sha256);
-	return ret;
-}
-
-int snap_file_crc(int fd, uint64_t *size, uint32_t *crc)
-{
-	return crc_copy(fd, -1, size, crc, NULL);
-}
-
-int snap_file_digest(int fd, uint64_t *size, uint32_t *crc, uint8_t sha256[32])
-{
-	return crc_copy(fd, -1, size, crc, sha256);
-}
-
-/* RAM into DIR/memory at its own offsets; zero pages stay holes. */
-static int write_memory(struct vm *vm, int dfd)
+/* RAM into DIR/memory at its own offsets, zero pages left as holes, and
+ * its tag (file 0) computed from the pages as they are written. */
+static int write_memory(struct vm *vm, int dfd, const uint8_t k[SNAP_KEY_LEN],
+			struct snap_file *f)
 {
 	uint64_t npages = vm->mem.ram_size / MEM_PAGE;
 	uint64_t *hint = vm->mem.file_backed ? NULL : snap_present_pages(vm, npages);
-	const uint8_t *ram = vm->mem.regions[0].host;
+	struct snap_mac *mac = malloc(sizeof(*mac));
 	int fd = openat(dfd, SNAP_DIR_MEMORY, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	int ret = fd < 0 ? -errno : 0;
+	int ret = fd < 0 ? -errno : mac ? 0 : -ENOMEM;
 
-	if (!ret && ftruncate(fd, (off_t)vm->mem.ram_size))
-		ret = -errno;
-	for (uint64_t p = 0; !ret && p < npages;) {
-		uint64_t run = 0;
-
-		while (p + run < npages && run < 256 && (!hint || mem_bit(hint, p + run)) &&
-		       mem_page_nonzero(ram + (p + run) * MEM_PAGE))
-			run++;
-		if (!run) {
-			p++;
-			continue;
-		}
-		if (pwrite(fd, ram + p * MEM_PAGE, run * MEM_PAGE, (off_t)(p * MEM_PAGE)) !=
-		    (ssize_t)(run * MEM_PAGE))
-			ret = -EIO;
-		p += run;
+	if (!ret) {
+		snap_mac_start(mac, k, 0, vm->mem.ram_size);
+		ret = snap_mem_write(fd, vm->mem.regions[0].host, vm->mem.ram_size, hint, mac);
+		snap_mac_end(mac, f->tag);
 	}
-	if (fd >= 0 && !ret && fsync(fd))
+	if (!ret && fsync(fd))
 		ret = -errno;
 	if (fd >= 0)
 		close(fd);
+	snprintf(f->name, sizeof(f->name), SNAP_DIR_MEMORY);
+	snprintf(f->format, sizeof(f->format), "memory");
+	f->size = vm->mem.ram_size;
+	free(mac);
 	free(hint);
 	return ret;
 }
@@ -204,12 +103,21 @@ static int chain_of(const struct disk_layers *dl, const struct disk_layer *top,
 	return ret;
 }
 
-static int copy_in(int dfd, struct snap_file *f)
+/* Layer @index (@f) copied into the snapshot and tagged on the way. */
+static int copy_in(int dfd, struct snap_file *f, const uint8_t k[SNAP_KEY_LEN], uint32_t index)
 {
 	int in = open(f->name, O_RDONLY | O_CLOEXEC), ret;
 	int out = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	struct snap_mac *mac = malloc(sizeof(*mac));
+	struct snap_sum s = { .mac = mac };
 
-	ret = in < 0 || out < 0 ? -errno : crc_copy(in, out, &f->size, &f->crc, f->sha256);
+	ret = in < 0 || out < 0 ? -errno : mac ? snap_sum_size(in, &f->size) : -ENOMEM;
+	if (!ret) {
+		snap_mac_start(mac, k, index, f->size);
+		ret = snap_sum_fd(in, out, &s, &f->size);
+		snap_mac_end(mac, f->tag);
+	}
+	free(mac);
 	if (!ret && fsync(out))
 		ret = -errno;
 	if (in >= 0)
@@ -219,20 +127,28 @@ static int copy_in(int dfd, struct snap_file *f)
 	return ret;
 }
 
-void snap_files_section(struct snap_w *w, const struct snap_file *f, int n)
+void snap_files_section(struct snap_w *w, const struct snap_file *f, int n,
+			const uint8_t *salt)
 {
 	struct snap_w s = { 0 };
 
 	snap_w_u32(&s, (uint32_t)n);
+	if (salt)
+		snap_w_blob(&s, salt, SNAP_SALT_LEN);
 	for (int i = 0; i < n; i++) {
 		snap_w_blob(&s, f[i].name, (uint32_t)strlen(f[i].name));
 		snap_w_blob(&s, f[i].format, (uint32_t)strlen(f[i].format));
 		snap_w_u64(&s, f[i].size);
+		if (salt) {
+			snap_w_blob(&s, f[i].tag, SNAP_TAG_LEN);
+			continue;
+		}
 		snap_w_u32(&s, f[i].crc);
 		snap_w_blob(&s, f[i].sha256, sizeof(f[i].sha256));
 	}
-	/* Version 2: each file's SHA-256 too, which the seal (snap_seal.h) binds. */
-	snap_state_section(w, SNAP_SEC_FILE, 0, 2, s.p, s.len);
+	/* Version 3: the salt and each file's tag; version 2: each file's
+	 * CRC-32C and SHA-256. The seal (snap_seal.h) binds either. */
+	snap_state_section(w, SNAP_SEC_FILE, 0, salt ? 3 : 2, s.p, s.len);
 	if (s.err)
 		w->err = s.err;
 	snap_w_free(&s);
@@ -251,8 +167,9 @@ static int write_state(int dfd, struct snap_w *w)
 }
 
 /* Paused: state, memory, and the disk frozen so its layers stop changing. */
-static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_file *f, int *n,
-			 struct snap_base *base, char *err, size_t errlen)
+static int export_paused(struct vm *vm, int dfd, const uint8_t k[SNAP_KEY_LEN], struct snap_w *w,
+			 struct snap_file *f, int *n, struct snap_base *base, char *err,
+			 size_t errlen)
 {
 	struct disk_layers *dl = snap_mgr_disk(vm);
 	struct disk_layer frozen;
@@ -260,7 +177,7 @@ static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_f
 
 	if (ret)
 		return ret;
-	ret = write_memory(vm, dfd);
+	ret = write_memory(vm, dfd, k, &f[0]);
 	if (ret) {
 		snprintf(err, errlen, "writing the memory file: %s", strerror(-ret));
 		return ret;
@@ -280,7 +197,8 @@ static int export_paused(struct vm *vm, int dfd, struct snap_w *w, struct snap_f
 	return ret;
 }
 
-int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
+int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
+		const uint8_t salt[SNAP_SALT_LEN], char *err, size_t errlen)
 {
 	struct snap_file f[SNAP_MAX_FILES];
 	struct snap_base base;
@@ -299,21 +217,14 @@ int snap_export(struct vm *vm, const char *dir, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot pause the vCPUs");
 		return -ETIMEDOUT;
 	}
-	ret = export_paused(vm, dfd, &w, f, &n, &base, err, errlen);
+	ret = export_paused(vm, dfd, k, &w, f, &n, &base, err, errlen);
 	snap_resume(vm, was);
 	/* The layers are frozen: copy them while the guest runs on. */
 	for (int i = 1; !ret && i <= n; i++)
-		if ((ret = copy_in(dfd, &f[i])))
+		if ((ret = copy_in(dfd, &f[i], k, (uint32_t)i)))
 			snprintf(err, errlen, "copying disk layer %s: %s", f[i].name, strerror(-ret));
 	if (!ret) {
-		int mfd = openat(dfd, SNAP_DIR_MEMORY, O_RDONLY | O_CLOEXEC);
-
-		snprintf(f[0].name, sizeof(f[0].name), SNAP_DIR_MEMORY);
-		snprintf(f[0].format, sizeof(f[0].format), "memory");
-		ret = mfd < 0 ? -errno : snap_file_digest(mfd, &f[0].size, &f[0].crc, f[0].sha256);
-		if (mfd >= 0)
-			close(mfd);
-		snap_files_section(&w, f, n + 1);
+		snap_files_section(&w, f, n + 1, salt);
 		if (base.path[0])
 			snap_base_section(&w, &base);
 		if (!ret)
@@ -367,9 +278,17 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 
 	snap_r_init(&r, sec->data, sec->len);
 	n = snap_r_u32(&r);
-	if (r.err || n < 2 || n > SNAP_MAX_FILES || sec->version < 1 || sec->version > 2)
+	if (r.err || n < 2 || n > SNAP_MAX_FILES || sec->version < 1 || sec->version > 3)
 		return -EBADMSG;
-	out->has_sha256 = sec->version == 2;
+	out->fver = (int)sec->version;
+	if (out->fver == 3) {
+		uint32_t sl;
+		const uint8_t *salt = snap_r_blob(&r, SNAP_SALT_LEN, &sl);
+
+		if (!salt || sl != SNAP_SALT_LEN)
+			return -EBADMSG;
+		memcpy(out->salt, salt, SNAP_SALT_LEN);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_file *f = &out->f[i];
 		uint32_t nl, fl;
@@ -381,8 +300,17 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 		memcpy(f->name, name, nl);
 		memcpy(f->format, fmt, fl);
 		f->size = snap_r_u64(&r);
-		f->crc = snap_r_u32(&r);
-		if (out->has_sha256) {
+		if (out->fver == 3) {
+			uint32_t tl;
+			const uint8_t *tag = snap_r_blob(&r, SNAP_TAG_LEN, &tl);
+
+			if (!tag || tl != SNAP_TAG_LEN)
+				return -EBADMSG;
+			memcpy(f->tag, tag, SNAP_TAG_LEN);
+		} else {
+			f->crc = snap_r_u32(&r);
+		}
+		if (out->fver == 2) {
 			uint32_t sl;
 			const uint8_t *sha = snap_r_blob(&r, sizeof(f->sha256), &sl);
 
@@ -403,42 +331,97 @@ static int decode_files(const struct snap_section *sec, struct snap_dir_info *ou
 	return snap_r_done(&r);
 }
 
-/* @seal (may be NULL): the directory's seal, checked against the state that
- * lists @f: the memory file it names unchanged is not read again. */
-static int check_file(int dfd, const struct snap_file *f, bool sha, const struct snap_seal *seal,
-		      char *err, size_t errlen)
+/*
+ * @fd (copied into @out unless it is -1) holds file @i of @in: its size,
+ * then its digests (v3: its tag under @k, the key of @in's salt). 0,
+ * -EBADMSG (*@size says whether the size differed) or -errno.
+ */
+static int matches(int fd, int out, const struct snap_dir_info *in, int i, const uint8_t *k,
+		   uint64_t *size)
 {
+	const struct snap_file *f = &in->f[i];
+	struct sha256_ctx sha;
+	struct snap_mac *mac = NULL;
+	struct snap_sum s = { .want_crc = in->fver < 3, .sha = in->fver == 2 ? &sha : NULL };
+	uint8_t d[SHA256_DIGEST_SIZE];
+	int ret = snap_sum_size(fd, size);
+
+	if (!ret && *size != f->size)
+		return -EBADMSG;
+	if (!ret && in->fver >= 3) {
+		if (!(mac = malloc(sizeof(*mac))))
+			return -ENOMEM;
+		snap_mac_start(mac, k, (uint32_t)i, *size);
+		s.mac = mac;
+	}
+	if (ret)
+		return ret;
+	sha256_init(&sha);	/* finished below even when the file was never read */
+	ret = snap_sum_fd(fd, out, &s, size);
+	if (mac)
+		snap_mac_end(mac, d);
+	else if (s.sha)
+		sha256_digest(&sha, sizeof(d), d);
+	free(mac);
+	if (!ret && *size != f->size)
+		ret = -EBADMSG;	/* changed while it was read */
+	else if (!ret && (in->fver >= 3 ? !snap_tag_equal(d, f->tag) :
+			  s.crc != f->crc || (s.sha && memcmp(d, f->sha256, sizeof(d)))))
+		ret = -EBADMSG;
+	return ret;
+}
+
+static void mismatch(const struct snap_dir_info *in, int i, uint64_t size, char *err,
+		     size_t errlen)
+{
+	const struct snap_file *f = &in->f[i];
+
+	if (size != f->size)
+		snprintf(err, errlen, "snapshot file %s: %llu bytes, the snapshot recorded %llu "
+			 "(truncated or replaced)", f->name, (unsigned long long)size,
+			 (unsigned long long)f->size);
+	else if (in->fver >= 3)
+		snprintf(err, errlen, "snapshot file %s: its contents do not match the snapshot's "
+			 "keyed tag (edited, damaged, or not taken by this user's mvm): refusing it",
+			 f->name);
+	else
+		snprintf(err, errlen, "snapshot file %s: checksum mismatch (damaged or replaced)",
+			 f->name);
+}
+
+int snap_dir_key(const struct snap_dir_info *in, uint8_t k[SNAP_KEY_LEN], char *err,
+		 size_t errlen)
+{
+	memset(k, 0, SNAP_KEY_LEN);
+	return in->fver >= 3 ? snap_mac_key(in->salt, k, err, errlen) : 0;
+}
+
+/* File @i of @in in @dfd. @seal (may be NULL): the directory's seal,
+ * checked against the state that lists it: the memory file it names
+ * unchanged is not read again. */
+static int check_file(int dfd, const struct snap_dir_info *in, int i, const uint8_t *k,
+		      const struct snap_seal *seal, char *err, size_t errlen)
+{
+	const struct snap_file *f = &in->f[i];
 	int fd = openat(dfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret;
-	uint8_t digest[SHA256_DIGEST_SIZE];
 	uint64_t size = 0;
-	uint32_t crc = 0;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(errno));
 		return -errno;
 	}
-	if (seal && sha && !strcmp(f->name, SNAP_DIR_MEMORY) &&
+	if (seal && snap_files_bound(in) && !strcmp(f->name, SNAP_DIR_MEMORY) &&
 	    snap_seal_memory_unchanged(seal, fd) && seal->memory.size == f->size) {
 		close(fd);
 		return 0;
 	}
-	ret = snap_file_digest(fd, &size, &crc, digest);
+	ret = matches(fd, -1, in, i, k, &size);
 	close(fd);
-	if (ret) {
+	if (ret == -EBADMSG)
+		mismatch(in, i, size, err, errlen);
+	else if (ret)
 		snprintf(err, errlen, "snapshot file %s: %s", f->name, strerror(-ret));
-		return ret;
-	}
-	if (size != f->size) {
-		snprintf(err, errlen, "snapshot file %s: %llu bytes, the snapshot recorded %llu "
-			 "(truncated or replaced)", f->name, (unsigned long long)size,
-			 (unsigned long long)f->size);
-		return -EBADMSG;
-	}
-	if (crc != f->crc || (sha && memcmp(digest, f->sha256, sizeof(digest)))) {
-		snprintf(err, errlen, "snapshot file %s: checksum mismatch (damaged or replaced)", f->name);
-		return -EBADMSG;
-	}
-	return 0;
+	return ret;
 }
 
 /* A device section of @st is a network device's: a virtio-mmio device (its
@@ -519,15 +502,18 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 	struct snap_seal seal;
 	bool sealed = false;
 	char why[512];
+	uint8_t k[SNAP_KEY_LEN];
 	int dfd, ret = snap_dir_info(dir, out, err, errlen);
 
+	if (!ret)
+		ret = snap_dir_key(out, k, err, errlen);
 	if (ret)
 		return ret;
 	/* A seal that names this very state: its memory line may spare the
 	 * memory file's read (snap_seal.h). Without one, or with another
 	 * state, every file is read; whether a seal is required is the
 	 * caller's to say (snap_seal_check_state). */
-	if (out->has_sha256 && !snap_seal_load(dir, "snapshot", &seal, why, sizeof(why)) &&
+	if (snap_files_bound(out) && !snap_seal_load(dir, "snapshot", &seal, why, sizeof(why)) &&
 	    !snap_seal_expect(&seal, dir, SNAP_DIR_STATE, out->state_sha256, why, sizeof(why)))
 		sealed = true;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -536,7 +522,8 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 		return -errno;
 	}
 	for (int i = 0; !ret && i < out->nfiles; i++)
-		ret = check_file(dfd, &out->f[i], out->has_sha256, sealed ? &seal : NULL, err, errlen);
+		ret = check_file(dfd, out, i, k, sealed ? &seal : NULL, err, errlen);
+	explicit_bzero(k, sizeof(k));
 	close(dfd);
 	if (!ret && out->has_base)
 		ret = snap_base_check(&out->base, err, errlen);
@@ -547,13 +534,16 @@ int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *er
 		       size_t errlen)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	uint8_t k[SNAP_KEY_LEN];
 
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
 	}
+	ret = snap_dir_key(in, k, err, errlen);
 	for (int i = 1; !ret && i < in->nfiles; i++)
-		ret = check_file(dfd, &in->f[i], in->has_sha256, NULL, err, errlen);
+		ret = check_file(dfd, in, i, k, NULL, err, errlen);
+	explicit_bzero(k, sizeof(k));
 	close(dfd);
 	return ret;
 }
@@ -563,23 +553,22 @@ int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char
 {
 	int sfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int dfd = open(dst, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	uint8_t k[SNAP_KEY_LEN];
 
 	if (sfd < 0 || dfd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", sfd < 0 ? dir : dst, strerror(errno));
 	}
+	if (!ret)
+		ret = snap_dir_key(in, k, err, errlen);
 	for (int i = 1; !ret && i < in->nfiles; i++) {
 		const struct snap_file *f = &in->f[i];
 		int a = openat(sfd, f->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 		int b = openat(dfd, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		uint8_t sha[SHA256_DIGEST_SIZE];
 		uint64_t size = 0;
-		uint32_t crc = 0;
 
-		ret = a < 0 || b < 0 ? -errno : crc_copy(a, b, &size, &crc, sha);
-		if (!ret && (size != f->size || crc != f->crc ||
-			     (in->has_sha256 && memcmp(sha, f->sha256, sizeof(sha)))))
-			ret = -EBADMSG;	/* changed since it was verified */
+		/* -EBADMSG: changed since it was verified. */
+		ret = a < 0 || b < 0 ? -errno : matches(a, b, in, i, k, &size);
 		if (ret)
 			snprintf(err, errlen, "copying disk layer %s: %s", f->name, strerror(-ret));
 		if (a >= 0)
@@ -587,6 +576,7 @@ int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char
 		if (b >= 0)
 			close(b);
 	}
+	explicit_bzero(k, sizeof(k));
 	if (sfd >= 0)
 		close(sfd);
 	if (dfd >= 0)

@@ -419,15 +419,16 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 		ret = snap_dir_info(dir, info, err, errlen);
 	if (!ret)
 		ret = snap_seal_expect(&seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
-	if (!ret && !info->has_sha256) {
-		snprintf(err, errlen, "%s: its state lists no SHA-256 of its files: refusing it", dir);
+	if (!ret && !snap_files_bound(info)) {
+		snprintf(err, errlen, "%s: its state lists no digest of its files a seal can bind (taken before keyed seals): refusing it", dir);
 		ret = -EBADMSG;
 	}
 	if (!ret)
 		ret = same_list(m, info, err, errlen);
 	/* The layers are linked into each sandbox, so their change time moves
 	 * and cannot show an edit: their contents are read against the sealed
-	 * SHA-256s (the memory file, never linked, is kept by its identity). */
+	 * tags or SHA-256s (the memory file, never linked, is kept by its
+	 * identity). */
 	if (!ret)
 		ret = snap_verify_layers(dir, info, err, errlen);
 	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {

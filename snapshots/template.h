@@ -7,7 +7,8 @@
  * device, change time, checksum) recorded in template.json, and the whole
  * bound by a keyed seal (snapshots/snap_seal.h). A start compares those
  * identities (a stat per file) instead of reading the memory file again,
- * reads the (smaller) disk layers against their SHA-256s, and refuses a
+ * reads the (smaller) disk layers against their keyed tags (older
+ * templates: their SHA-256s), and refuses a
  * template whose files changed. template.json is hostile input
  * like the rest: bounded, parsed strictly, and checked against the state
  * file's own checksummed file list. A template of a sandbox made with
@@ -37,7 +38,7 @@ struct tpl_file_id {
 	 * one edited in place with its mtime put back is still seen. 0: not
 	 * kept (the disk layers, linked into each sandbox, change it). */
 	int64_t ctime_ns;
-	uint32_t crc;
+	uint32_t crc;	/* the state's CRC-32C of it (0 for a v3 list: it has tags instead) */
 };
 
 struct tpl_meta {
@@ -84,11 +85,11 @@ int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen)
 /*
  * The check before a start: the directory's keyed seal
  * (snapshots/snap_seal.h) naming the template.json and state bytes read
- * here (the state's file list carrying SHA-256s), a stat of every file it
+ * here (the state's file list carrying tags or SHA-256s), a stat of every file it
  * lists (same size, mtime, inode and device, still a regular file; the
  * change time too for state, config.json and memory), the state file
  * parsed and its file list equal to template.json's, the disk layers read
- * against their SHA-256s (not the memory file: its size); a base
+ * against their tags or SHA-256s (not the memory file: its size); a base
  * image recorded alike in both, acceptable and unchanged (snap_base_check).
  * Fills @info and @m. 0, or -EBADMSG / -errno with @err saying which file
  * changed and what to do.

@@ -308,6 +308,8 @@ static int extent_bytes(struct tb_dec *d, const uint8_t *p, size_t n)
 		n -= k;
 		if (d->blk_have == TB_BLOCK || d->left == 0) {
 			tb_stream_block(&d->sha, &d->crc, d->blk_off, d->blk, d->blk_have);
+			if (d->mac && !zeros(d->blk, d->blk_have))
+				snap_mac_block(d->mac, d->blk_off, d->blk, d->blk_have);
 			d->blk_off += d->blk_have;
 			d->blk_have = 0;
 		}

@@ -44,6 +44,7 @@
 #include <stdint.h>
 #include <nettle/sha2.h>
 
+#include "snapshots/snap_mac.h"
 #include "snapshots/snapshot_dir.h"
 
 #define TB_MAGIC       "MVMTPLB\x01"
@@ -116,6 +117,8 @@ struct tb_dec {
 	uint64_t blk_off;
 	struct sha256_ctx sha;
 	uint32_t crc;		/* CRC-32C of the same stream (the FILE section's) */
+	struct snap_mac *mac;	/* NULL, or set (and started) by the caller after
+				 * tb_dec_init: the file's v3 tag of the same stream */
 	tb_sink_fn sink;
 	void *opaque;
 };
@@ -149,6 +152,7 @@ struct tb_enc {
 	uint64_t run_hdr, run_off, run_len;
 	struct sha256_ctx sha;
 	uint32_t crc;
+	struct snap_mac *mac;	/* as tb_dec's */
 };
 
 void tb_enc_begin(struct tb_enc *e, int out, uint64_t pos, uint64_t size);

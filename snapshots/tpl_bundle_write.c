@@ -50,6 +50,8 @@ static int block(struct tb_enc *e, const uint8_t *p, size_t n, uint64_t off)
 	if (zero)
 		return close_run(e);
 	tb_stream_block(&e->sha, &e->crc, off, p, n);
+	if (e->mac)
+		snap_mac_block(e->mac, off, p, n);
 	if (e->in_run && e->run_off + e->run_len != off && (ret = close_run(e)))
 		return ret;
 	if (!e->in_run) {

@@ -104,7 +104,7 @@ static void make_template(void)
 	h.regions[0].size = RAM;
 	strcpy(h.cpu_vendor, "AuthenticAMD");
 	snap_state_begin(&w, &h);
-	snap_files_section(&w, f, 2);
+	snap_files_section(&w, f, 2, NULL);
 	snap_base_section(&w, &b);
 	cr_assert_eq(snap_state_finish(&w), 0);
 	snprintf(p, sizeof(p), "%s/state", dir);
@@ -235,6 +235,9 @@ Test(tpl_import, round_trip_then_no_op)
 	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), 0, "%s", err);
 	cr_assert_str_eq(in.base.path, img);
 	cr_assert_str_eq(m.bundle, r.digest);
+	/* Host 1's state listed SHA-256s (v2): host 2 tagged the files under
+	 * its own key (v3). */
+	cr_assert_eq(in.fver, 3);
 	cr_assert_eq(sb_template_import(bundle, NULL, &r, err, sizeof(err)), 0, "%s", err);
 	cr_assert(r.noop);
 	cr_assert_str_eq(r.name, "tpl");
@@ -280,4 +283,36 @@ Test(tpl_import, another_hosts_seal_is_not_trusted)
 	path(dir, sizeof(dir), "h2/templates", "tpl");
 	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), -EBADMSG);
 	cr_assert(strstr(err, "seal"), "%s", err);
+}
+
+/* Issue 27: a template's files are tagged under a key of the host that
+ * holds it (state FILE section v3, snapshots/snap_mac.h). Host 2's template
+ * (v3, host 2's key) exported and imported back on host 1 (another key):
+ * host 1 tags the files again under its own key and a fresh salt, and its
+ * start's check passes; host 2's tags would not verify there. Fails on the
+ * old code: host 2's import kept host 1's SHA-256 list (no fver, no salt). */
+Test(tpl_import, a_tagged_template_moves_between_host_keys)
+{
+	struct snap_dir_info in, in2;
+	struct tpl_meta m;
+	struct sb_import r;
+	char d[SHA256_HEX], dir[256], b2[128];
+	uint64_t bytes;
+
+	cr_assert_eq(sb_template_import(bundle, NULL, &r, err, sizeof(err)), 0, "%s", err);
+	path(dir, sizeof(dir), "h2/templates", "tpl");
+	cr_assert_eq(tpl_check(dir, &in2, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(in2.fver, 3);
+	path(b2, sizeof(b2), "b2.tpl", NULL);
+	cr_assert_eq(sb_template_export("tpl", b2, d, &bytes, err, sizeof(err)), 0, "%s", err);
+	host(1);
+	/* Host 2's tags, checked under host 1's key: refused. */
+	cr_assert_eq(snap_verify_layers(dir, &in2, err, sizeof(err)), -EBADMSG);
+	cr_assert(strstr(err, "keyed tag"), "%s", err);
+	cr_assert_eq(sb_template_import(b2, "back", &r, err, sizeof(err)), 0, "%s", err);
+	path(dir, sizeof(dir), "h1/templates", "back");
+	cr_assert_eq(tpl_check(dir, &in, &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(in.fver, 3);
+	cr_assert_neq(memcmp(in.salt, in2.salt, SNAP_SALT_LEN), 0);
+	cr_assert_eq(snap_verify_dir(dir, &in, err, sizeof(err)), 0, "%s", err);
 }

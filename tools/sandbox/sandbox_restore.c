@@ -73,6 +73,57 @@ static int move_files(const char *from, const char *to)
 	return ret;
 }
 
+static void hex(const uint8_t *p, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", p[i]);
+}
+
+/* The request for a snapshot into @stage, its files tagged under a key of
+ * this snapshot alone (a fresh @salt's, snapshots/snap_mac.h): the VMM
+ * never holds the host key. NULL with @err filled. */
+static cJSON *snapshot_req(const char *stage, uint8_t salt[SNAP_SALT_LEN], char *err,
+			   size_t errlen)
+{
+	uint8_t k[SNAP_KEY_LEN];
+	char kh[2 * SNAP_KEY_LEN + 1], sh[2 * SNAP_SALT_LEN + 1];
+	cJSON *req;
+
+	if (snap_mac_salt(salt)) {
+		snprintf(err, errlen, "no random bytes for the snapshot's salt");
+		return NULL;
+	}
+	if (snap_mac_key(salt, k, err, errlen))
+		return NULL;
+	hex(k, sizeof(k), kh);
+	hex(salt, SNAP_SALT_LEN, sh);
+	explicit_bzero(k, sizeof(k));
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", "snapshot");
+	cJSON_AddStringToObject(req, "dir", stage);
+	cJSON_AddStringToObject(req, "key", kh);
+	cJSON_AddStringToObject(req, "salt", sh);
+	explicit_bzero(kh, sizeof(kh));
+	return req;
+}
+
+/* The state the VMM wrote lists its files under the salt it was given: a
+ * VMM that kept another snapshot's key cannot reuse it (and its nonces). */
+static int check_salt(const char *dir, const uint8_t salt[SNAP_SALT_LEN], char *err,
+		      size_t errlen)
+{
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	int ret = in ? snap_dir_info(dir, in, err, errlen) : -ENOMEM;
+
+	if (!ret && (in->fver != 3 || memcmp(in->salt, salt, SNAP_SALT_LEN))) {
+		snprintf(err, errlen, "%s: the VMM wrote a snapshot that is not tagged under the "
+			 "key it was given: refusing it", dir);
+		ret = -EBADMSG;
+	}
+	free(in);
+	return ret;
+}
+
 /*
  * The VMM may write only in its own state directory (Landlock, and its
  * mount namespace hides the rest): it writes the snapshot into
@@ -81,6 +132,7 @@ static int move_files(const char *from, const char *to)
 int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 {
 	char cfg[PATH_MAX], dst[PATH_MAX + 16], stage[PATH_MAX], err[512];
+	uint8_t salt[SNAP_SALT_LEN];
 	cJSON *req, *resp;
 	int ret = sb_path(name, "snapshot.out", stage, sizeof(stage));
 
@@ -91,9 +143,12 @@ int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 		cli_err(verb, "%s: %s", stage, strerror(errno));
 		return -errno;
 	}
-	req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, "op", "snapshot");
-	cJSON_AddStringToObject(req, "dir", stage);
+	req = snapshot_req(stage, salt, err, sizeof(err));
+	if (!req) {
+		cli_err(verb, "%s", err);
+		rm_tree(stage);
+		return -EIO;
+	}
 	resp = sb_snap_call(verb, name, req);
 	if (!resp) {
 		rm_tree(stage);
@@ -104,6 +159,10 @@ int sb_snapshot_into(const char *verb, const char *name, const char *dir)
 	if (ret) {
 		cli_err(verb, "moving the snapshot into %s: %s", dir, strerror(-ret));
 		return ret;
+	}
+	if (check_salt(dir, salt, err, sizeof(err))) {
+		cli_err(verb, "%s", err);
+		return -EBADMSG;
 	}
 	snprintf(dst, sizeof(dst), "%s/config.json", dir);
 	ret = sb_path(name, "config.json", cfg, sizeof(cfg));

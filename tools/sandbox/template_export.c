@@ -21,6 +21,7 @@ struct exp {
 	struct tb_manifest man;
 	const char *dir;
 	struct snap_seal seal;
+	uint8_t k[SNAP_KEY_LEN];	/* the template's key (v3 file lists) */
 };
 
 /* A small sealed file (state, config.json): read once, checked against the
@@ -55,15 +56,19 @@ static int put_small(struct exp *x, struct tb_entry *e, size_t max, char *err, s
 	return ret;
 }
 
-/* A big file (memory, a layer, the image): streamed, and its digest must be
- * the one recorded when it was made (@want; NULL: none recorded). */
-static int put_big(struct exp *x, struct tb_entry *e, const char *path, const uint8_t *want,
-		   char *err, size_t errlen)
+/* A big file (memory, a layer, the image): streamed, and (@i >= 0: file @i
+ * of @in) its digest must be the one recorded when it was made: its tag
+ * (v3, computed in the same read) or its SHA-256 (v2). */
+static int put_big(struct exp *x, struct tb_entry *e, const char *path,
+		   const struct snap_dir_info *in, int i, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret;
+	struct snap_mac *mac = NULL;
+	uint8_t tag[SNAP_TAG_LEN];
 	struct tb_enc enc;
 	struct stat st;
 	uint32_t crc;
+	bool same = true;
 
 	if (fd < 0 || fstat(fd, &st)) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -73,11 +78,22 @@ static int put_big(struct exp *x, struct tb_entry *e, const char *path, const ui
 	}
 	e->size = (uint64_t)st.st_size;
 	tb_enc_begin(&enc, x->out, x->pos, e->size);
-	ret = tb_enc_fd(&enc, fd);
+	if (i >= 0 && in->fver >= 3 && (mac = malloc(sizeof(*mac)))) {
+		snap_mac_start(mac, x->k, (uint32_t)i, e->size);
+		enc.mac = mac;
+	}
+	ret = i >= 0 && in->fver >= 3 && !mac ? -ENOMEM : tb_enc_fd(&enc, fd);
 	close(fd);
 	if (!ret)
 		ret = tb_enc_end(&enc, &e->stored, e->sha256, &crc);
-	if (!ret && want && memcmp(want, e->sha256, 32)) {
+	if (mac) {
+		snap_mac_end(mac, tag);
+		same = snap_tag_equal(tag, in->f[i].tag);
+		free(mac);
+	} else if (i >= 0) {
+		same = !memcmp(in->f[i].sha256, e->sha256, 32);
+	}
+	if (!ret && !same) {
 		snprintf(err, errlen, "%s changed since the template was made: not exported "
 			 "(mvm template rm, then create it again)", path);
 		return -EBADMSG;
@@ -116,10 +132,10 @@ static int write_entries(struct exp *x, const struct snap_dir_info *in, const st
 			ret = put_small(x, e, e->kind == TB_STATE ? 16u << 20 : TB_CONFIG_MAX, err,
 					errlen);
 		} else if (e->kind == TB_IMAGE) {
-			ret = put_big(x, e, m->base.path, NULL, err, errlen);
+			ret = put_big(x, e, m->base.path, in, -1, err, errlen);
 		} else {
 			snprintf(p, sizeof(p), "%s/%s", x->dir, e->name);
-			ret = put_big(x, e, p, in->f[i - 2].sha256, err, errlen);
+			ret = put_big(x, e, p, in, i - 2, err, errlen);
 		}
 		x->pos += e->stored;
 	}
@@ -147,7 +163,7 @@ static int write_manifest(struct exp *x, const char *tpl, char digest[SHA256_HEX
 
 /* The template as a start would check it, and its seal for the small files. */
 static int check(const char *tpl, const char *dir, struct snap_dir_info *in, struct tpl_meta *m,
-		 struct snap_seal *seal, char *err, size_t errlen)
+		 struct snap_seal *seal, uint8_t k[SNAP_KEY_LEN], char *err, size_t errlen)
 {
 	char why[1024];
 	int ret;
@@ -159,6 +175,8 @@ static int check(const char *tpl, const char *dir, struct snap_dir_info *in, str
 	ret = tpl_check(dir, in, m, why, sizeof(why));
 	if (!ret)
 		ret = snap_seal_load(dir, "template", seal, why, sizeof(why));
+	if (!ret)
+		ret = snap_dir_key(in, k, why, sizeof(why));
 	if (!ret && m->has_base && !tb_name_ok(strrchr(m->base.path, '/') + 1)) {
 		snprintf(why, sizeof(why), "its image's name %s cannot travel", m->base.path);
 		ret = -EINVAL;
@@ -182,7 +200,7 @@ int sb_template_export(const char *tpl, const char *file, char digest[SHA256_HEX
 		ret = -EINVAL;
 	}
 	if (!ret)
-		ret = check(tpl, dir, in, m, &x->seal, err, errlen);
+		ret = check(tpl, dir, in, m, &x->seal, x->k, err, errlen);
 	if (ret)
 		goto out;
 	x->dir = dir;
@@ -210,6 +228,8 @@ int sb_template_export(const char *tpl, const char *file, char digest[SHA256_HEX
 	if (ret)
 		unlink(tmp);
 out:
+	if (x)
+		explicit_bzero(x->k, sizeof(x->k));
 	free(in);
 	free(m);
 	free(x);

@@ -33,6 +33,9 @@ struct tb_import {
 	char stage[PATH_MAX], dst[PATH_MAX];
 	int sfd;
 	uint32_t crc[TB_MAX_ENTRIES];
+	/* This host's tags of the snapshot files (FILE section v3): the
+	 * bundle's own state was tagged, if at all, under another host's key. */
+	uint8_t salt[SNAP_SALT_LEN], k[SNAP_KEY_LEN], tag[TB_MAX_ENTRIES][SNAP_TAG_LEN];
 	bool has_img, img_reused, img_published;
 	char store[PATH_MAX], img_path[PATH_MAX], img_stage[PATH_MAX + 32];
 	int img_fd;
@@ -192,19 +195,26 @@ static int sink(void *opaque, uint64_t off, const uint8_t *p, size_t n)
 	return file_pwrite(*(int *)opaque, p, n, off);
 }
 
-/* One entry's payload from the bundle into @fd (-1: checked only). */
-static int unpack_one(struct tb_import *x, const struct tb_entry *e, int fd, uint32_t *crc,
-		      char *err, size_t errlen)
+/* Entry @i's payload from the bundle into @fd (-1: checked only); a
+ * snapshot file's (memory, a layer) tagged on the way under this host's key. */
+static int unpack_one(struct tb_import *x, int i, int fd, char *err, size_t errlen)
 {
+	const struct tb_entry *e = &x->m.e[i];
+	bool tagged = e->kind == TB_MEMORY || e->kind == TB_LAYER;
 	uint8_t *buf = malloc(CHUNK), sha[32];
 	uint64_t left = e->stored;
 	struct tb_dec *d = malloc(sizeof(*d));
-	int ret = buf && d ? 0 : -ENOMEM;
+	struct snap_mac *mac = tagged ? malloc(sizeof(*mac)) : NULL;
+	int ret = buf && d && (mac || !tagged) ? 0 : -ENOMEM;
 
 	if (!ret && fd >= 0 && ftruncate(fd, (off_t)e->size))
 		ret = -errno;
 	if (!ret)
 		tb_dec_init(d, e, fd >= 0 ? sink : NULL, &fd);
+	if (!ret && mac) {
+		snap_mac_start(mac, x->k, (uint32_t)(i - 2), e->size);	/* file i - 2 */
+		d->mac = mac;
+	}
 	while (!ret && left) {
 		size_t n = left < CHUNK ? (size_t)left : CHUNK;
 		ssize_t r = read(x->fd, buf, n);
@@ -218,7 +228,11 @@ static int unpack_one(struct tb_import *x, const struct tb_entry *e, int fd, uin
 		ret = tb_dec_feed(d, buf, (size_t)r, err, errlen);
 	}
 	if (!ret)
-		ret = tb_dec_finish(d, sha, crc, err, errlen);
+		ret = tb_dec_finish(d, sha, &x->crc[i], err, errlen);
+	if (mac) {
+		snap_mac_end(mac, x->tag[i]);
+		free(mac);
+	}
 	if (!ret && memcmp(sha, e->sha256, 32)) {
 		snprintf(err, errlen, "template bundle entry '%s': its SHA-256 does not match the "
 			 "manifest (edited or damaged): refusing the bundle", e->name);
@@ -250,7 +264,7 @@ static int unpack(struct tb_import *x, char *err, size_t errlen)
 			snprintf(err, errlen, "staging %s: %s", e->name, strerror(errno));
 			return -errno;
 		}
-		ret = unpack_one(x, e, fd, &x->crc[i], err, errlen);
+		ret = unpack_one(x, i, fd, err, errlen);
 		if (fd >= 0)
 			close(fd);
 	}
@@ -261,7 +275,10 @@ static int unpack(struct tb_import *x, char *err, size_t errlen)
 	return ret;
 }
 
-/* The state's own file list is the bundle's: names, sizes, digests. */
+/* The state's own file list is the bundle's: names, sizes, and (v2) digests;
+ * then, in @in, the files as this host tagged them (v3, its own salt). A v3
+ * state's tags are another key's: the entries' SHA-256s, checked against
+ * the manifest, vouch for the contents. */
 static int cross_check(struct tb_import *x, struct snap_dir_info *in, char *err, size_t errlen)
 {
 	int nfiles = x->m.n - 2 - (x->m.e[x->m.n - 1].kind == TB_IMAGE);
@@ -269,16 +286,21 @@ static int cross_check(struct tb_import *x, struct snap_dir_info *in, char *err,
 
 	if (ret)
 		return ret;
-	if (!in->has_sha256 || in->nfiles != nfiles ||
+	if (!snap_files_bound(in) || in->nfiles != nfiles ||
 	    in->has_base != (x->m.e[x->m.n - 1].kind == TB_IMAGE))
 		goto differ;
 	for (int i = 0; i < nfiles; i++) {
 		const struct tb_entry *e = &x->m.e[2 + i];
 
 		if (strcmp(in->f[i].name, e->name) || in->f[i].size != e->size ||
-		    memcmp(in->f[i].sha256, e->sha256, 32) || in->f[i].crc != x->crc[2 + i])
+		    (in->fver == 2 && (memcmp(in->f[i].sha256, e->sha256, 32) ||
+				       in->f[i].crc != x->crc[2 + i])))
 			goto differ;
 	}
+	in->fver = 3;
+	memcpy(in->salt, x->salt, SNAP_SALT_LEN);
+	for (int i = 0; i < nfiles; i++)
+		memcpy(in->f[i].tag, x->tag[2 + i], SNAP_TAG_LEN);
 	return 0;
 differ:
 	snprintf(err, errlen, "template bundle: its state's file list and its entries disagree: "
@@ -340,10 +362,18 @@ static int rebase(struct tb_import *x, struct snap_dir_info *in, char *err, size
 		snprintf(err, errlen, "%s: %s", x->img_path, strerror(-ret));
 		return ret;
 	}
-	ret = snap_rebase(x->stage, x->img_path, &id, err, errlen);
+	ret = snap_rebase(x->stage, in, x->k, x->img_path, &id, err, errlen);
 	if (!ret)
 		ret = snap_dir_info(x->stage, in, err, errlen);
 	return ret;
+}
+
+/* The state's file list as this host tagged it (cross_check). */
+static int retag(struct tb_import *x, struct snap_dir_info *in, char *err, size_t errlen)
+{
+	int ret = snap_state_files(x->stage, in, err, errlen);
+
+	return ret ? ret : snap_dir_info(x->stage, in, err, errlen);
 }
 
 /* The image into the store, complete (nothing when it was there already). */
@@ -449,6 +479,12 @@ static int run(struct tb_import *x, struct sb_import *r, char *err, size_t errle
 	x->has_img = x->m.e[x->m.n - 1].kind == TB_IMAGE;
 	if (x->has_img)
 		ret = plan_image(x, err, errlen);
+	if (!ret && snap_mac_salt(x->salt)) {
+		snprintf(err, errlen, "no random bytes for the template's salt");
+		ret = -EIO;
+	}
+	if (!ret)
+		ret = snap_mac_key(x->salt, x->k, err, errlen);
 	if (!ret)
 		ret = make_stage(x, err, errlen);
 	if (!ret)
@@ -456,8 +492,8 @@ static int run(struct tb_import *x, struct sb_import *r, char *err, size_t errle
 	/* Every digest checked: only now is anything of the bundle parsed. */
 	if (!ret)
 		ret = cross_check(x, in, err, errlen);
-	if (!ret && x->has_img)
-		ret = rebase(x, in, err, errlen);
+	if (!ret)
+		ret = x->has_img ? rebase(x, in, err, errlen) : retag(x, in, err, errlen);
 	if (!ret)
 		ret = fix_config(x, in, err, errlen);
 	if (!ret)
@@ -497,6 +533,7 @@ int sb_template_import(const char *file, const char *name, struct sb_import *r, 
 	if (ret && !strstr(err, "nothing"))
 		snprintf(err + strlen(err), errlen - strlen(err), "; nothing was imported");
 	cleanup(x, ret);
+	explicit_bzero(x->k, sizeof(x->k));
 	free(x);
 	return ret;
 }
