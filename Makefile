@@ -91,7 +91,7 @@ DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot bench-import \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-serve bench-guest-io bench-hash \
-        bench-create-copy bench-browser bench-count bench-builds bench-verify demo clean format install test-cluster
+        bench-create-copy bench-browser bench-count bench-builds bench-verify bench-snap-cost demo clean format install test-cluster
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -626,6 +626,16 @@ bench-verify: $(BUILD)/bench/verify_file
 		yes mvm | head -c 104857600 | dd of=$$f bs=1M conv=notrunc status=none && \
 		$(BUILD)/bench/verify_file $$f 20 crc | tail -n 1 && \
 		$(BUILD)/bench/verify_file $$f 20 digest | tail -n 1; rc=$$?; rm -f $$f; exit $$rc
+
+# What a snapshot's export costs the VMM besides writing memory: the build
+# before issue 27 (CRC-32C), v2 (CRC-32C and SHA-256) and v3 (UMAC-128,
+# re-read or taken while writing), CPU per non-zero MiB
+# (tests/bench/snap_cost.c; host only, no KVM; instructions under cachegrind).
+$(BUILD)/bench/snap_cost: tests/bench/snap_cost.c $(LIBMVM)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBMVM) $(PKG_LIBS) $(LDLIBS)
+bench-snap-cost: $(BUILD)/bench/snap_cost
+	@for m in write crc v2 v3-reread v3; do $(BUILD)/bench/snap_cost $$m 64 15 || exit 1; done
 
 demo: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh tools/demo.sh

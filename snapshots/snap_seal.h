@@ -11,21 +11,24 @@
  *   memory DEV INO SIZE MTIME_NS CTIME_NS
  *                              (snapshots, when the memory file had settled)
  *   hmac HMAC-SHA256           (under the host key, of every line above)
- * The state file lists each other file (memory, disk layers) with the
- * SHA-256 of its contents (FILE section v2, snapshots/snapshot_dir.h), and
- * template.json their identities: the seal binds them all. Each reader
+ * The state file lists each other file (memory, disk layers) with a keyed
+ * UMAC-128 tag of its contents under a key of that snapshot alone, derived
+ * from the host key and the salt the list records (FILE section v3,
+ * snapshots/snap_mac.h; snapshots written before: the SHA-256 of each, v2),
+ * and template.json their identities: the seal binds them all, the salt
+ * with the state. Each reader
  * checks the digest of the bytes it actually read against the seal
  * (snap_seal_expect), so a file swapped between a check and a use fails.
  *
- * The memory line spares a restore from hashing the whole memory file (a
- * SHA-256 over every non-zero page of guest memory, twice per `mvm
- * restore`: docs/benchmarks.md, "Issue 27's cost"). It is the file's identity when it
+ * The memory line spares a restore from reading the whole memory file (a
+ * tag or SHA-256 over every non-zero page of guest memory: docs/benchmarks.md,
+ * "Issue 27's cost"). It is the file's identity when it
  * was sealed: any write, truncation, chmod, link or replacement changes its
  * change time or inode, and no user can set a change time back. It is
  * written only once the file's change time lies strictly before the coarse
  * clock's now (the clock the kernel stamps inodes with), so a write in the
  * same clock tick as the seal cannot keep the recorded time. A file whose
- * identity differs (a copied snapshot, an edit) is hashed in full as before.
+ * identity differs (a copied snapshot, an edit) is read in full against its tag.
  */
 #ifndef MVM_SNAP_SEAL_H
 #define MVM_SNAP_SEAL_H
@@ -69,7 +72,8 @@ int snap_seal_expect(const struct snap_seal *s, const char *dir, const char *nam
 		     const uint8_t sha256[32], char *err, size_t errlen);
 
 /* @dir's seal (of @kind, NULL: either) names the state @in was parsed from,
- * and that state lists SHA-256s of its files. 0 or -EBADMSG with @err. */
+ * and that state lists tags or SHA-256s of its files (v3 or v2). 0 or
+ * -EBADMSG with @err. */
 struct snap_dir_info;
 int snap_seal_check_state(const char *dir, const char *kind, const struct snap_dir_info *in,
 			  char *err, size_t errlen);
