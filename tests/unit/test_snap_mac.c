@@ -5,6 +5,7 @@
  * while it writes guest memory, are the readers'. (Issue 27, item 3: the
  * state's SHA-256s gave way to these tags; the old code reads no v3 list:
  * every test here fails there, at "missing or invalid file list".) */
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 #include "snapshots/state_file.h"
+#include "tools/sandbox/snap_api.h"
 
 #define RAM (64ULL << 20)
 
@@ -257,4 +259,29 @@ Test(snap_mac, tag_taken_while_writing_is_the_readers)
 	close(fd);
 	free(present);
 	free(ram);
+}
+
+/* The VMM takes a snapshot only with the key and salt the CLI derived for
+ * it (it cannot derive them: it never holds the host key). Before the tags,
+ * the request had neither and the VMM went on to write the snapshot. */
+Test(snap_mac, snapshot_request_without_key_is_refused)
+{
+	static const char *const bad[] = {
+		"{\"op\":\"snapshot\",\"dir\":\"/nonexistent\"}",
+		"{\"op\":\"snapshot\",\"dir\":\"/nonexistent\",\"salt\":\"00112233445566778899aabbccddeeff\"}",
+		"{\"op\":\"snapshot\",\"dir\":\"/nonexistent\",\"key\":\"00112233445566778899aabbccddeeff\","
+		"\"salt\":\"00112233445566778899AABBCCDDEEFF\"}",
+		"{\"op\":\"snapshot\",\"dir\":\"/nonexistent\",\"key\":\"0011\","
+		"\"salt\":\"00112233445566778899aabbccddeeff\"}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cJSON *req = cJSON_Parse(bad[i]);
+		const char *e = NULL;
+
+		cr_assert_not_null(req);
+		cr_assert_null(snap_api_op(NULL, "sb", "snapshot", req, &e, err, sizeof(err)));
+		cr_assert(e && strstr(e, "\"key\":HEX32"), "%s: %s", bad[i], e ? e : "(none)");
+		cJSON_Delete(req);
+	}
 }
