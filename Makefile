@@ -248,17 +248,22 @@ test-images: image-minimal
 
 # The official MCP TypeScript SDK client that tests/integration/mcp-*.sh
 # drive `mvm mcp` with, at the version pinned in tests/mcp/package-lock.json.
-MCP_CLIENT := tests/mcp/node_modules/.package-lock.json
+# Its node_modules are packed into one archive the tests unpack into their
+# own directory (tests/integration/lib.sh, node_client), as Verdaccio's below.
+MCP_CLIENT := tests/mcp/node_modules.tar
 $(MCP_CLIENT): tests/mcp/package.json tests/mcp/package-lock.json
 	cd tests/mcp && npm ci --no-audit --no-fund
+	tar -cf $@.tmp --sort=name -C tests/mcp node_modules && mv -f $@.tmp $@
 .PHONY: mcp-client
 mcp-client: $(MCP_CLIENT)
 
 # puppeteer-core (a CDP client, no browser of its own) for tests/integration/browser-*.sh
 # and bench-browser, at the version pinned in tests/browser/package-lock.json.
-BROWSER_CLIENT := tests/browser/node_modules/.package-lock.json
+# Packed for the tests like the MCP client's (bench-browser uses node_modules).
+BROWSER_CLIENT := tests/browser/node_modules.tar
 $(BROWSER_CLIENT): tests/browser/package.json tests/browser/package-lock.json
 	cd tests/browser && npm ci --no-audit --no-fund
+	tar -cf $@.tmp --sort=name -C tests/browser node_modules && mv -f $@.tmp $@
 .PHONY: browser-client
 browser-client: $(BROWSER_CLIENT)
 

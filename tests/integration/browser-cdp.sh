@@ -24,9 +24,8 @@ trap 'sb_cleanup; net_cleanup' EXIT
 
 "$MVM" image ls 2>/dev/null | grep -q '^browser' || skip "no browser image (make image-browser)"
 command -v node >/dev/null || fail "node is missing (tools/deps.sh installs nodejs)"
-[ -d tests/browser/node_modules/puppeteer-core ] ||
-	fail "tests/browser/node_modules is missing: run 'make browser-client'"
-cdp_check() { node tests/browser/cdp-check.mjs "$@"; }
+BC=$(node_client browser)
+cdp_check() { node "$BC/cdp-check.mjs" "$@"; }
 # Progress on stderr: lib.sh's step (the runner shows the log's tail).
 # What the guest and the relay said, when a step fails.
 diag() {
@@ -145,7 +144,7 @@ expect_match "puppeteer followed our ws URL" "^ws://127\\.0\\.0\\.1:$port/" "$(j
 step "puppeteer and noVNC as uid 65534"
 as_other() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 st=0
-as_other node tests/browser/cdp-check.mjs pages "$cdp" > "$T/other.json" 2>"$T/other.err" || st=$?
+as_other node "$BC/cdp-check.mjs" pages "$cdp" > "$T/other.json" 2>"$T/other.err" || st=$?
 [ "$st" != 0 ] ||
 	fail "uid 65534's puppeteer-core drove the browser (status 0): $(cat "$T/other.json"); stderr: $(tail -5 "$T/other.err")"
 grep -q 'cdp-check pages:' "$T/other.err" ||
@@ -239,7 +238,7 @@ step "close the page"
 cdp_check close "$cdp" > "$T/close.json" || cdp_fail "puppeteer: close"
 cdp_check pages "$cdp" > "$T/pages.json" || cdp_fail "puppeteer: pages after close"
 ! grep -q '"answer":"hello mvm-agent"' "$T/pages.json" || fail "the answer page did not close"
-node tests/browser/cdp-check.mjs hold "$cdp" > "$T/hold.out" 2>"$T/hold.err" &
+node "$BC/cdp-check.mjs" hold "$cdp" > "$T/hold.out" 2>"$T/hold.err" &
 hold=$!
 i=0
 until grep -q connected "$T/hold.out" 2>/dev/null; do

@@ -22,6 +22,25 @@ timed_out() {
 	if command -v fail_context >/dev/null 2>&1; then fail_context >&2 || true; fi
 }
 
+# node_client NAME: the node test client tests/NAME/ (its .mjs scripts and
+# the node_modules that `make NAME-client` packs into tests/NAME/node_modules.tar)
+# unpacked into $T/node-NAME; prints that directory. node reads thousands of
+# small files at start, and in the emulated test box the checkout is a 9p
+# share: Verdaccio took 160-340 s to start from it and 10-23 s from the
+# box's tmpfs (docs/dev-image.md). Readable by every user: browser-cdp runs
+# the client as another uid too.
+node_client() {
+	nc_tar=tests/$1/node_modules.tar nc_dir=$T/node-$1
+	[ -f "$nc_tar" ] || fail "$nc_tar is missing: run 'make $1-client' (npm ci in tests/$1)"
+	if [ ! -d "$nc_dir" ]; then
+		mkdir -p "$nc_dir.tmp" && tar -xf "$nc_tar" -C "$nc_dir.tmp" &&
+			cp tests/$1/*.mjs tests/$1/package.json "$nc_dir.tmp/" &&
+			chmod -R a+rX "$nc_dir.tmp" && chmod 711 "$T" && mv "$nc_dir.tmp" "$nc_dir" ||
+			fail "unpacking $nc_tar"
+	fi
+	echo "$nc_dir"
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	# A test whose world has more to say than mvm's stderr (a Slurm

@@ -9,8 +9,7 @@
 
 command -v node >/dev/null || fail "node is missing (tools/deps.sh installs nodejs)"
 command -v curl >/dev/null || fail "curl is missing"
-[ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
-	fail "tests/mcp/node_modules is missing: run 'make mcp-client' (npm ci in tests/mcp)"
+MC=$(node_client mcp)
 SANDBOXES="alice.h1 alice.h2 bob.h1"	# removed by the client; sb_cleanup if a check failed
 TOK="$T/tokens.json"
 "$MVM" serve token add alice --tokens "$TOK" --sandboxes 1 --checkpoints 0 > "$T/alice" || fail "token add alice"
@@ -36,7 +35,7 @@ expect_eq "GET /v1/mcp" 405 "$code"
 expect_match "GET /v1/mcp: Allow" '^Allow: POST, DELETE' "$(tr -d '\r' < "$T/get-head" | grep -i '^Allow:')"
 
 MCP_BASE="http://127.0.0.1:$PORT" TOKEN_A="$(cat "$T/alice")" TOKEN_B="$(cat "$T/bob")" \
-	node tests/mcp/http-client.mjs || { cat "$T/serve.err" >&2; fail "the MCP client's checks"; }
+	node "$MC/http-client.mjs" || { cat "$T/serve.err" >&2; fail "the MCP client's checks"; }
 
 # Nothing left behind; the request log names the tenant and the MCP verb.
 left=$("$MVM" ls --json | python3 -c 'import json, sys; print(" ".join(s["name"] for s in json.load(sys.stdin)))')

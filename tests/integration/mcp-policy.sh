@@ -7,8 +7,7 @@
 . tests/integration/sandbox.lib
 
 command -v node >/dev/null || fail "node is missing (tools/deps.sh installs nodejs)"
-[ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
-	fail "tests/mcp/node_modules is missing: run 'make mcp-client' (npm ci in tests/mcp)"
+MC=$(node_client mcp)
 case $MVM in /*) ;; *) MVM="$(pwd)/$MVM" ;; esac
 export XDG_STATE_HOME="$T/xdg"
 
@@ -23,5 +22,5 @@ mkdir -m 700 "$T/out"
 mkdir -p "$T/outside"
 ln -s "$T/outside" "$T/out/esc"
 
-MVM="$MVM" T="$T" node tests/mcp/policy.mjs || fail "the MCP client's policy checks"
+MVM="$MVM" T="$T" node "$MC/policy.mjs" || fail "the MCP client's policy checks"
 [ -z "$(ls -A "$T/outside")" ] || fail "something was written through the symlink: $(ls -A "$T/outside")"

@@ -7,8 +7,7 @@
 . tests/integration/sandbox.lib
 
 command -v node >/dev/null || fail "node is missing (tools/deps.sh installs nodejs)"
-[ -d tests/mcp/node_modules/@modelcontextprotocol/sdk ] ||
-	fail "tests/mcp/node_modules is missing: run 'make mcp-client' (npm ci in tests/mcp)"
+MC=$(node_client mcp)
 SANDBOXES="mcp-1"	# removed by the client; sb_cleanup removes it if a check failed
 case $MVM in /*) ;; *) MVM="$(pwd)/$MVM" ;; esac
-MVM="$MVM" node tests/mcp/client.mjs || fail "the MCP client's checks"
+MVM="$MVM" node "$MC/client.mjs" || fail "the MCP client's checks"
