@@ -31,7 +31,9 @@
 # MVM_COUNT_INSTALL_PASSES, "instr sys": an install boot takes minutes in the
 # box, and its context switches follow its duration), MVM_COUNT_NET_MB (8),
 # MVM_COUNT_IOS (200), MVM_COUNT_VM_SECS (1500, one command's limit),
-# MVM_COUNT_RAW (a file the raw lines are appended to as they come),
+# MVM_COUNT_RAW (a file the raw lines are appended to as they come; a
+# count already in it is kept, not taken again: put it on the checkout's
+# share, build/ say, and a run the box restarts resumes),
 # MVM_COUNT_FIRST_ROUND (1: the number of the first round, for raw files of
 # several runs summed up together),
 # MVM_BENCH_BASELINE (the build before the network helper; net is skipped
@@ -254,6 +256,15 @@ sys_of() {
 measure() {
 	local pass=$1 fig=$2 side=$3 round=$4 tag=$5 d v
 	shift 5
+	# Resumable: the box restarts a command from its start when it freezes
+	# (tests/nested/box.sh; three freezes ended the run of 2026-12-07). A
+	# count already in a raw file that outlives the box (MVM_COUNT_RAW on
+	# the checkout's share) is not taken again, and each count taken is a
+	# step of the box's progress file, so a frozen box resumes after it.
+	if [ -n "${MVM_COUNT_RAW:-}" ] && grep -q "^$fig $pass $side $round $tag [0-9]" "$RAW"; then
+		echo "bench-count: $fig $pass $side round $round ($tag): in $RAW already, kept" >&2
+		return 0
+	fi
 	d=$T/m/$fig.$side.$round.$tag.$pass
 	mkdir -p "$d"
 	export COUNT_OUT=$d/out
@@ -291,6 +302,7 @@ print(r.ru_nvcsw + r.ru_nivcsw)' "$SELF" --unit "$@" > "$d/ctx" || echo - > "$d/
 	fi
 	echo "$fig $pass $side $round $tag $v" | tee -a "$RAW"
 	[ ! -s "$d/parts" ] || sed "s/^/# $fig $pass $side $round $tag: /" "$d/parts" >> "$RAW"
+	[ -z "${MVM_TEST_PROGRESS:-}" ] || echo "count $fig $pass $side $round $tag" >> "$MVM_TEST_PROGRESS"
 	rm -rf "$d"
 }
 
