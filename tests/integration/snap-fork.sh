@@ -41,7 +41,7 @@ touch -r "$T/snap/memory" "$T/mtime.ref"
 dd if="$T/snap/memory" of="$T/byte.orig" bs=1 skip=8192 count=1 2>/dev/null
 printf 'X' | dd of="$T/snap/memory" bs=1 seek=8192 conv=notrunc 2>/dev/null
 touch -r "$T/mtime.ref" "$T/snap/memory"
-refused "memory edited in place" "memory.*checksum"
+refused "memory edited in place" "memory.*(checksum|keyed tag)"
 dd if="$T/byte.orig" of="$T/snap/memory" bs=1 seek=8192 conv=notrunc 2>/dev/null
 mv "$T/snap/memory" "$T/memory.orig"
 cp --sparse=always "$T/memory.orig" "$T/snap/memory"
@@ -53,7 +53,7 @@ base=$(sed -n 's/.*"disk":[[:space:]]*"\([^"]*\)".*/\1/p' "$T/snap/config.json")
 mv "$T/snap/$base" "$T/base.orig"
 cp --sparse=always "$T/base.orig" "$T/snap/$base"
 printf 'X' | dd of="$T/snap/$base" bs=1 seek=1048576 conv=notrunc 2>/dev/null
-refused "swapped disk layer" "$base.*(checksum|replaced)"
+refused "swapped disk layer" "$base.*(checksum|replaced|keyed tag)"
 rm -f "$T/snap/$base"; mv "$T/base.orig" "$T/snap/$base"
 
 # Two sandboxes from one snapshot.
