@@ -353,7 +353,8 @@ ARM64_LIBDIR ?= /usr/lib/aarch64-linux-gnu
 QEMU_AARCH64 ?= qemu-aarch64
 # make test-arm64: the unit tests, then the real aarch64 mvm in the arm64
 # box (tests/nested/box-arm64.sh mvm: `mvm run` returns a guest command's
-# output and exit status). make test-arm64-unit: the unit tests alone.
+# output and exit status; create, exec, cp, rm; the network allowlist with
+# mvm-net). make test-arm64-unit: the unit tests alone.
 .PHONY: test-arm64 test-arm64-unit
 test-arm64: test-arm64-unit
 	tests/nested/box-arm64.sh mvm
