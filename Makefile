@@ -358,7 +358,8 @@ ARM64_LIBDIR ?= /usr/lib/aarch64-linux-gnu
 QEMU_AARCH64 ?= qemu-aarch64
 # make test-arm64: the unit tests, then the real aarch64 mvm in the arm64
 # box (tests/nested/box-arm64.sh mvm: `mvm run` returns a guest command's
-# output and exit status). make test-arm64-unit: the unit tests alone.
+# output and exit status; create, exec, cp, rm; the network allowlist with
+# mvm-net). make test-arm64-unit: the unit tests alone.
 .PHONY: test-arm64 test-arm64-unit
 test-arm64: test-arm64-unit
 	tests/nested/box-arm64.sh mvm
@@ -392,10 +393,10 @@ test-arm64-unit: arm64-check
 # files vmm/arch/x86/srcs.list names), plus the arm64 KVM calls
 # (vmm/arch/arm64/kvm/vcpu_arm64.c, vgic.c) and the arm64 side of the seam
 # (vmm/arch/arm64/seam/). Dynamic, against Debian's arm64 libcjson and
-# nettle (multiarch: `tools/deps.sh arm64`). No seccomp programs for
-# aarch64 yet: it refuses to run unless MVM_SECCOMP=none
-# (vmm/arch/arm64/seam/seccomp_none.c). Beside it, build/arm64/guest/ holds
-# mvm-init, mvm-agent and mvm-wget built static for aarch64.
+# nettle (multiarch: `tools/deps.sh arm64`), with its seccomp programs
+# for aarch64 (below). Beside it, build/arm64/mvm-net (the network helper,
+# libslirp) and build/arm64/guest/ with mvm-init, mvm-agent and mvm-wget
+# built static for aarch64.
 X86_ONLY_SRCS := $(shell grep -v '^\#' vmm/arch/x86/srcs.list)
 ARM64_MVM_SRCS := $(filter-out $(X86_ONLY_SRCS) vmm/arch/x86/%,$(LIB_SRCS)) \
                   vmm/arch/arm64/kvm/vcpu_arm64.c vmm/arch/arm64/kvm/vgic.c \
@@ -438,6 +439,16 @@ $(BUILD)/arm64/mvm: $(ARM64_TOOL_OBJS) $(BUILD)/arm64/libmvm.a
 	@echo "  LD.arm64 $@"
 	@$(ARM64_CC) -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack -o $@ $^ \
 		-L$(ARM64_LIBDIR) -l:libfdt.so.1 -lcjson -lnettle -lpthread
+# The network helper beside it (mvm starts it from its own directory,
+# common/self_exe.h): libslirp for aarch64 from Debian multiarch
+# (libslirp-dev:arm64, Multi-Arch: same; it brings libglib2.0-0:arm64).
+# Its seccomp program is the aarch64 one of the same table
+# (vmm/confine/seccomp_nethelper.c, in gen/seccomp_progs.c above).
+ARM64_HELPER_OBJS := $(HELPER_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o)
+$(BUILD)/arm64/mvm-net: $(ARM64_HELPER_OBJS) $(BUILD)/arm64/libmvm.a
+	@echo "  LD.arm64 $@"
+	@$(ARM64_CC) -pie -Wl,-z,relro -Wl,-z,now -Wl,-z,noexecstack -o $@ $^ \
+		-L$(ARM64_LIBDIR) -lslirp -lpthread
 ARM64_GUEST_CFLAGS := -std=gnu11 $(WARN) -D_GNU_SOURCE -I. -O2 -fstack-protector-strong \
                       -fstack-clash-protection -fPIE -mbranch-protection=standard \
                       -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=$(FORTIFY_LEVEL) -static-pie \
@@ -453,9 +464,9 @@ $(BUILD)/arm64/guest/mvm-wget: $(GUEST_WGET_SRCS) guest/wget/wget.h Makefile
 	@mkdir -p $(@D)
 	$(ARM64_CC) $(ARM64_GUEST_CFLAGS) -o $@ $(GUEST_WGET_SRCS)
 .PHONY: arm64-mvm
-arm64-mvm: $(BUILD)/arm64/mvm $(BUILD)/arm64/guest/mvm-init $(BUILD)/arm64/guest/mvm-agent \
+arm64-mvm: $(BUILD)/arm64/mvm $(BUILD)/arm64/mvm-net $(BUILD)/arm64/guest/mvm-init $(BUILD)/arm64/guest/mvm-agent \
            $(BUILD)/arm64/guest/mvm-wget
--include $(ARM64_MVM_OBJS:.o=.d) $(ARM64_TOOL_OBJS:.o=.d)
+-include $(ARM64_MVM_OBJS:.o=.d) $(ARM64_TOOL_OBJS:.o=.d) $(ARM64_HELPER_OBJS:.o=.d)
 
 # The arm64 box: Debian's arm64 kernel in qemu-system-aarch64 with EL2
 # emulated; mvm's arm64 KVM calls run against its /dev/kvm, then mvm's arm64

@@ -28,9 +28,11 @@ PKGS="$PKGS openssl git gpg gpg-agent"
 # aarch64 loader). Only the runtime library: libfdt-dev and libcriterion are
 # not Multi-Arch: same, installing their :arm64 builds would remove the
 # host's. qemu-system-aarch64 runs the arm64 box (tests/nested/box-arm64.sh).
-# The aarch64 mvm (make arm64-mvm) links libcjson and nettle for aarch64:
+# The aarch64 mvm (make arm64-mvm) links libcjson and nettle for aarch64,
+# its network helper mvm-net libslirp (which brings libglib2.0-0:arm64):
 # their -dev packages are Multi-Arch: same, so they install beside the host's.
-[ "${1:-}" != arm64 ] || PKGS="$PKGS qemu-user binfmt-support libfdt1:arm64 qemu-system-arm libcjson-dev:arm64 nettle-dev:arm64"
+[ "${1:-}" != arm64 ] || PKGS="$PKGS qemu-user binfmt-support libfdt1:arm64 qemu-system-arm libcjson-dev:arm64 nettle-dev:arm64
+libslirp-dev:arm64"
 # fio: bench-guest-io's and bench-count's guest jobs; valgrind: bench-count's
 # instruction counts (tests/bench/count.sh).
 PKGS="$PKGS fio valgrind"

@@ -23,9 +23,13 @@
 #                          installed), build the probe and the initramfs
 #   box-arm64.sh probe     boot the box; exit 0 when /dev/kvm exists, the
 #                          probe passed and the guest booted and powered off
+#   box-arm64.sh prepare-mvm  the same for the mvm mode (builds make
+#                          arm64-mvm and the box's initramfs; no box)
 #   box-arm64.sh mvm       boot the box with the real aarch64 mvm
 #                          (arm64-mvm.lib); exit 0 when `mvm run` returned
-#                          the guest command's output and exit status
+#                          the guest command's output and exit status and
+#                          a created sandbox ran commands, copied files
+#                          and met its network allowlist
 #
 # MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
 # extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.
@@ -245,7 +249,8 @@ probe() {
 
 case "${1:-}" in
 prepare) prepare && echo "arm64-box: kernel $KIMG, initramfs $INITRD" ;;
+prepare-mvm) prepare_mvm && echo "arm64-box: kernel $KIMG, initramfs $MVM_INITRD" ;;
 probe) probe ;;
 mvm) mvm_box ;;
-*) die "usage: box-arm64.sh prepare|probe|mvm" ;;
+*) die "usage: box-arm64.sh prepare|probe|prepare-mvm|mvm" ;;
 esac
