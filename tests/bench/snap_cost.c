@@ -27,26 +27,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "tests/bench/bench_clock.h"
 #include "snapshots/mem_delta.h"
 #include "snapshots/snap_sum.h"
 
 #define RAM_SIZE (256ULL << 20)
-
-static double cpu_ms(void)
-{
-	struct rusage u;
-
-	getrusage(RUSAGE_SELF, &u);
-	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
-	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* @mib MiB of non-zero pages in runs of @run pages, the runs evenly
  * spread, filled with xorshift bytes. */
@@ -132,7 +117,7 @@ int main(int argc, char **argv)
 		}
 		cpu[i] = cpu_ms() - c0;
 	}
-	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp);
+	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp_double);
 	printf("%s: %u MiB non-zero of 256 in runs of %d pages, %d rounds: cpu median %.2f ms "
 	       "(%.2f-%.2f), %.3f ms per non-zero MiB\n", mode, mib, run, rounds, cpu[rounds / 2], cpu[0],
 	       cpu[rounds - 1], cpu[rounds / 2] / mib);

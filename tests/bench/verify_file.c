@@ -19,31 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/bench/bench_clock.h"
 #include "snapshots/snapshot_dir.h"
-
-static double now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static double cpu_ms(void)
-{
-	struct rusage u;
-
-	getrusage(RUSAGE_SELF, &u);
-	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
-	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -89,8 +66,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "verify_file: %s\n", strerror(-ret));
 		return 1;
 	}
-	qsort(ms, (size_t)rounds, sizeof(*ms), cmp);
-	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp);
+	qsort(ms, (size_t)rounds, sizeof(*ms), cmp_double);
+	qsort(cpu, (size_t)rounds, sizeof(*cpu), cmp_double);
 	printf("%s: %s, %.1f MiB allocated, %d rounds: wall median %.3f ms (%.3f-%.3f), "
 	       "cpu median %.3f ms (%.3f-%.3f)\n", mode, argv[1], (double)st.st_blocks * 512 / 1048576,
 	       rounds, ms[rounds / 2], ms[0], ms[rounds - 1], cpu[rounds / 2], cpu[0], cpu[rounds - 1]);
