@@ -116,19 +116,19 @@ out:
 	return ret;
 }
 
-/* One GET /json/version through the relay; the reply (at most
- * CDP_REPLY_MAX bytes, by @deadline) into @buf. 0 or -errno. */
-static int cdp_get_version(uint16_t port, uint64_t deadline, char *buf, size_t cap)
+/* One GET @path through the relay; the reply (at most @cap - 1 bytes, by
+ * @deadline) into @buf. 0 or -errno. */
+static int relay_get(uint16_t port, const char *path, uint64_t deadline, char *buf, size_t cap)
 {
-	char req[128];
+	char req[160];
 	size_t len = 0;
 	int fd = ap_connect_loopback(port), ret = 0;
 
 	if (fd < 0)
 		return fd;
 	/* Chromium answers only Host headers that are an IP or localhost. */
-	snprintf(req, sizeof(req), "GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
-		 "Connection: close\r\n\r\n", port);
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		 "Connection: close\r\n\r\n", path, port);
 	if (ap_write_all(fd, req, strlen(req)))
 		ret = -ECONNRESET;	/* the relay closed it: retried */
 	while (!ret && len < cap - 1) {
@@ -181,7 +181,7 @@ static int cdp_wait(uint16_t port, char id[BROWSER_ID_MAX + 1], char *err, size_
 	int ret = -ENOMEM;
 
 	while (buf && mono_now_ms() < deadline) {
-		ret = cdp_get_version(port, deadline, buf, CDP_REPLY_MAX);
+		ret = relay_get(port, "/json/version", deadline, buf, CDP_REPLY_MAX);
 		if (!ret)
 			ret = version_id(buf, id);
 		if (ret != -ECONNRESET && ret != -ECONNREFUSED)
@@ -192,6 +192,55 @@ static int cdp_wait(uint16_t port, char id[BROWSER_ID_MAX + 1], char *err, size_
 	if (ret)
 		snprintf(err, errlen, "CDP did not answer through the relay (127.0.0.1:%u): %s",
 			 port, ret == -EPROTO ? "not a DevTools /json/version reply" : strerror(-ret));
+	return ret;
+}
+
+/* One GET @path through the relay, answered by at least one byte by
+ * @deadline: something listens behind it. 0, -ECONNRESET (the relay closed
+ * it: nothing listens yet) or -errno. */
+static int relay_answers(uint16_t port, const char *path, uint64_t deadline)
+{
+	struct pollfd p = { .events = POLLIN };
+	char req[160], c;
+	int64_t left;
+	int ret;
+
+	p.fd = ap_connect_loopback(port);
+	if (p.fd < 0)
+		return p.fd;
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%u\r\n"
+		 "Connection: close\r\n\r\n", path, port);
+	left = (int64_t)deadline - (int64_t)mono_now_ms();
+	if (ap_write_all(p.fd, req, strlen(req)))
+		ret = -ECONNRESET;
+	else if (left <= 0 || poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left) <= 0)
+		ret = -ETIMEDOUT;
+	else
+		ret = read(p.fd, &c, 1) == 1 ? 0 : -ECONNRESET;
+	close(p.fd);
+	return ret;
+}
+
+/* Until noVNC's port answers through the relay: the endpoint printed is one
+ * a client can open at once (its websockify may start after Chromium's
+ * DevTools: a fresh-clone run fetched vnc.html right after `mvm browser`
+ * and the relay found nothing listening). Any answer will do: what serves
+ * the port is the guest's (browser-relay's stand-in echoes). */
+static int vnc_wait(uint16_t port, char *err, size_t errlen)
+{
+	const struct timespec pause = { 0, 200 * 1000000L };
+	uint64_t deadline = mono_now_ms() + CDP_TIMEOUT_MS;
+	int ret = -ETIMEDOUT;
+
+	while (mono_now_ms() < deadline) {
+		ret = relay_answers(port, "/vnc.html", deadline);
+		if (ret != -ECONNRESET && ret != -ECONNREFUSED)
+			break;
+		nanosleep(&pause, NULL);
+	}
+	if (ret)
+		snprintf(err, errlen, "noVNC did not answer through the relay (127.0.0.1:%u): %s",
+			 port, strerror(-ret));
 	return ret;
 }
 
@@ -226,9 +275,14 @@ int browser_up(const char *name, bool headless, struct browser_endpoint *ep,
 	snprintf(ep->cdp, sizeof(ep->cdp), "http://127.0.0.1:%u", cdp);
 	snprintf(ep->ws, sizeof(ep->ws), "ws://127.0.0.1:%u/devtools/browser/%s", cdp, id);
 	ep->vnc[0] = 0;
-	if (bs.vnc_port)
-		snprintf(ep->vnc, sizeof(ep->vnc), "http://127.0.0.1:%u/vnc.html",
-			 relay_host_port(&ri, bs.vnc_port));
+	if (bs.vnc_port) {
+		uint16_t vnc = relay_host_port(&ri, bs.vnc_port);
+
+		ret = vnc_wait(vnc, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(ep->vnc, sizeof(ep->vnc), "http://127.0.0.1:%u/vnc.html", vnc);
+	}
 	return 0;
 }
 
