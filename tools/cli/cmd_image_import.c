@@ -21,7 +21,7 @@ static const char usage_text[] =
 	"is docker-archive:FILE (docker save), oci:DIR[:TAG] (an OCI layout),\n"
 	"oci-archive:FILE[:TAG], or a FILE or DIR of either kind. Layers are applied\n"
 	"with whiteouts; every blob is checked against its digest; hostile layers\n"
-	"are refused and leave nothing (docs/images-oci.md). An image NAME is\n"
+	"are refused and leave nothing (docs/images.md). An image NAME is\n"
 	"replaced only with --force. SIZE (16M or more) is the ext4's size (default:\n"
 	"the content x 1.5 + 256M).\n";
 
