@@ -11,20 +11,38 @@
 
 #define SNAP_API_TIMEOUT_MS (600 * 1000)	/* a big guest under emulation is slow */
 
+/* A snapshot request carries that snapshot's key: wiped, not just freed,
+ * so no copy outlives the call in the CLI's heap. */
+static void req_free(cJSON *req)
+{
+	cJSON *k = cJSON_GetObjectItemCaseSensitive(req, "key");
+
+	if (cJSON_IsString(k) && k->valuestring)
+		explicit_bzero(k->valuestring, strlen(k->valuestring));
+	cJSON_Delete(req);
+}
+
+static void text_free(char *text)
+{
+	if (text)
+		explicit_bzero(text, strlen(text));
+	free(text);
+}
+
 cJSON *sb_snap_call(const char *verb, const char *name, cJSON *req)
 {
 	char *text = cJSON_PrintUnformatted(req), *reply = NULL;
 	cJSON *resp;
 	int ret;
 
-	cJSON_Delete(req);
+	req_free(req);
 	if (!sb_name_ok(name) || !sb_exists(name)) {
 		cli_err(verb, "no sandbox named %s", name);
-		free(text);
+		text_free(text);
 		return NULL;
 	}
 	ret = text ? api_call(name, text, &reply, SNAP_API_TIMEOUT_MS) : -1;
-	free(text);
+	text_free(text);
 	if (ret) {
 		cli_err(verb, "%s is not running (mvm start %s)", name, name);
 		return NULL;
