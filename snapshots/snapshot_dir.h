@@ -82,6 +82,10 @@ int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
  * reading the other files: for stores that identify them cheaply
  * (snapshots/template.h). 0 or -errno. */
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
+/* The same from the state file's bytes @buf[0..@len) (hostile input; the
+ * fuzz target's entry: tests/fuzz/snap_state_fuzz.c). 0 or -errno. */
+int snap_dir_parse(const uint8_t *buf, size_t len, struct snap_dir_info *out, char *err,
+		   size_t errlen);
 /* Check every file of the snapshot in @dir (and the identity of a base
  * outside it: snap_base_check); fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
