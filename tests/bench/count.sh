@@ -312,18 +312,7 @@ print(r.ru_nvcsw + r.ru_nivcsw)' "$SELF" --unit "$@" > "$d/ctx" || echo - > "$d/
 # every figure.
 setup_net() {
 	NET_UP=1
-	ip netns add "$NS"
-	ip link add "$VH" type veth peer name "$VT"
-	ip link set "$VT" netns "$NS"
-	ip addr add 198.51.100.1/24 dev "$VH"
-	ip link set "$VH" up
-	ip -n "$NS" link set lo up
-	ip -n "$NS" addr add 198.51.100.2/24 dev "$VT"
-	ip -n "$NS" link set "$VT" up
-	ip -n "$NS" addr add 203.0.113.10/32 dev lo
-	ip -n "$NS" route add default via 198.51.100.1
-	ip route replace 203.0.113.0/24 via 198.51.100.2
-	mkdir -p "$T/www"
+	testhost_up
 	echo ready > "$T/www/ready"
 	head -c $((NET_MB << 20)) /dev/urandom > "$T/www/big"
 	: > "$T/www/empty"
@@ -445,15 +434,12 @@ HPID=""
 cleanup() {
 	set +e
 	[ -z "$HPID" ] || kill "$HPID" 2>/dev/null
-	if [ -n "${NET_UP:-}" ]; then
-		ip route del 203.0.113.0/24 via 198.51.100.2 2>/dev/null
-		ip link del "$VH" 2>/dev/null
-		ip netns del "$NS" 2>/dev/null
-	fi
+	[ -z "${NET_UP:-}" ] || testhost_down
 	rm -rf "$T"
 }
 trap cleanup EXIT
 . tests/bench/microvm.lib
+. tests/bench/testhost.lib
 
 figs=""
 for f in $FIGS; do

@@ -26,25 +26,13 @@ HPID=""
 cleanup() {
 	set +e
 	[ -z "$HPID" ] || kill "$HPID" 2>/dev/null
-	ip route del 203.0.113.0/24 via 198.51.100.2 2>/dev/null
-	ip link del "$VH" 2>/dev/null
-	ip netns del "$NS" 2>/dev/null
+	testhost_down
 	rm -rf "$T"
 }
+. tests/bench/testhost.lib
 trap cleanup EXIT
 
-ip netns add "$NS"
-ip link add "$VH" type veth peer name "$VT"
-ip link set "$VT" netns "$NS"
-ip addr add 198.51.100.1/24 dev "$VH"
-ip link set "$VH" up
-ip -n "$NS" link set lo up
-ip -n "$NS" addr add 198.51.100.2/24 dev "$VT"
-ip -n "$NS" link set "$VT" up
-ip -n "$NS" addr add 203.0.113.10/32 dev lo
-ip -n "$NS" route add default via 198.51.100.1
-ip route replace 203.0.113.0/24 via 198.51.100.2
-mkdir -p "$T/www"
+testhost_up
 head -c $((MB * 1048576)) /dev/urandom > "$T/www/big"
 echo ready > "$T/www/ready"
 ip netns exec "$NS" busybox httpd -f -p 8080 -h "$T/www" &
