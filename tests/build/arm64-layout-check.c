@@ -85,7 +85,8 @@ int arm64_layout_check(void)
 	    arm64_reg_restore_last(KVM_REG_ARM_TIMER_CVAL) ||
 	    arm64_reg_restore_last(KVM_REG_ARM_TIMER_CTL))
 		return 6;
-	if (arm64_gic_icc_ctlr_attr() != (ARM64_SYS_REG(3, 0, 12, 12, 4) & KVM_DEV_ARM_VGIC_SYSREG_INSTR_MASK))
+	if (arm64_gic_icc_ctlr_attr() !=
+	    (ARM64_SYS_REG(3, 0, 12, 12, 4) & KVM_DEV_ARM_VGIC_SYSREG_INSTR_MASK))
 		return 7;
 	return 0;
 }

@@ -26,17 +26,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	const uint8_t *rec;
 	size_t rec_len;
+	uint64_t mpidr;
 	uint32_t mp;
 
 	if (nplan < 0) {
-		struct arm64_gic_host h = { .nr_irqs = 256, .ncpus = 2, .mpidr = mpidr, .pribits = pri };
+		struct arm64_gic_host h = {
+			.nr_irqs = 256, .ncpus = 2, .mpidr = mpidr, .pribits = pri,
+		};
 
 		nplan = arm64_gic_plan(&h, plan, ARM64_GIC_RECORD_MAX, err, sizeof(err));
 		if (nplan <= 0)
 			abort();
 	}
 	if (!arm64_gic_record_check(data, size, err, sizeof(err)) &&
-	    !arm64_gic_record_match(data, size, plan, (size_t)nplan, 256, 2, vals, err, sizeof(err))) {
+	    !arm64_gic_record_match(data, size, plan, (size_t)nplan, 256, 2, vals, err,
+				    sizeof(err))) {
 		uint8_t *out = malloc(size);
 
 		if (!out || size != arm64_gic_record_size((size_t)nplan))
@@ -46,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(out);
 	}
-	if (!arm64_vcpu_section_check(data, size, &mp, &rec, &rec_len, err, sizeof(err)) &&
+	if (!arm64_vcpu_section_check(data, size, &mp, &rec, &rec_len, &mpidr, err, sizeof(err)) &&
 	    (rec != data + ARM64_VCPU_SECTION_HDR || rec_len != size - ARM64_VCPU_SECTION_HDR))
 		abort();
 	return 0;

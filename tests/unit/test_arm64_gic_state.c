@@ -19,14 +19,16 @@
 
 static char err[256];
 /* Two vCPUs as KVM numbers them (MPIDR_EL1 bit 31 is RES1). */
-static const uint64_t mpidr[2] = { 0x80000000ULL, 0x80000001ULL };
+static const uint64_t mpidrs[2] = { 0x80000000ULL, 0x80000001ULL };
 static uint8_t pri5[2] = { 5, 5 };
 static struct arm64_gic_reg plan[ARM64_GIC_RECORD_MAX];
 static uint64_t vals[ARM64_GIC_RECORD_MAX], back[ARM64_GIC_RECORD_MAX];
 
 static int make_plan(uint32_t nr_irqs, const uint8_t *pri)
 {
-	struct arm64_gic_host h = { .nr_irqs = nr_irqs, .ncpus = 2, .mpidr = mpidr, .pribits = pri };
+	struct arm64_gic_host h = {
+		.nr_irqs = nr_irqs, .ncpus = 2, .mpidr = mpidrs, .pribits = pri,
+	};
 
 	return arm64_gic_plan(&h, plan, ARM64_GIC_RECORD_MAX, err, sizeof(err));
 }
@@ -108,20 +110,19 @@ Test(arm64_gic_state, mpidr_affinity_goes_to_the_attributes_upper_half)
 
 Test(arm64_gic_state, a_plan_kvm_cannot_have_is_refused)
 {
-	uint8_t pri8[2] = { 8, 5 };
+	uint8_t pri9[2] = { 9, 5 };
 	static const uint64_t same[2] = { 0x80000001ULL, 0x80000001ULL };
 	struct arm64_gic_host h = { .nr_irqs = 256, .ncpus = 2, .mpidr = same, .pribits = pri5 };
 
 	cr_assert_eq(make_plan(100, pri5), -EINVAL);
 	cr_assert(strstr(err, "100 interrupts"), "%s", err);
 	cr_assert_eq(make_plan(2048, pri5), -EINVAL);
-	cr_assert_eq(make_plan(256, pri8), -EINVAL);
+	cr_assert_eq(make_plan(256, pri9), -EINVAL);
 	cr_assert(strstr(err, "priority bits"), "%s", err);
 	cr_assert_eq(arm64_gic_plan(&h, plan, ARM64_GIC_RECORD_MAX, err, sizeof(err)), -EINVAL);
 	cr_assert(strstr(err, "one MPIDR"), "%s", err);
-	cr_assert_eq(arm64_gic_plan(&(struct arm64_gic_host){ .nr_irqs = 256, .ncpus = 2, .mpidr = mpidr,
-							       .pribits = pri5 },
-				    plan, 10, err, sizeof(err)), -E2BIG);
+	h.mpidr = mpidrs;
+	cr_assert_eq(arm64_gic_plan(&h, plan, 10, err, sizeof(err)), -E2BIG);
 }
 
 Test(arm64_gic_state, a_record_round_trips)
@@ -172,8 +173,8 @@ Test(arm64_gic_state, a_hostile_record_is_refused_whole)
 	TRY(bad[12] = 0x60, -EINVAL, "interrupts and");
 	TRY(bad[16] = 3, -EINVAL, "vCPUs");
 	/* One attribute fewer, or one more (count and length agreeing). */
-	TRY((bad[8] = (uint8_t)(n - 1), bad[9] = (uint8_t)((n - 1) >> 8), l = len - ARM64_GIC_ENTRY),
-	    -EINVAL, "this host's KVM has");
+	TRY((bad[8] = (uint8_t)(n - 1), bad[9] = (uint8_t)((n - 1) >> 8),
+	     l = len - ARM64_GIC_ENTRY), -EINVAL, "this host's KVM has");
 	TRY((bad[8] = (uint8_t)(n + 1), bad[9] = (uint8_t)((n + 1) >> 8), l = len + ARM64_GIC_ENTRY,
 	     memcpy(bad + len, rec + ENTRY(0), ARM64_GIC_ENTRY)),
 	    -EINVAL, "this host's KVM has");
@@ -182,15 +183,19 @@ Test(arm64_gic_state, a_hostile_record_is_refused_whole)
 	free(rec);
 }
 
-/* A vCPU section: power state, then a one-register record. */
+/* A vCPU section: power state, then PC and MPIDR_EL1 (0x80000001). */
 static size_t make_section(uint8_t *buf, size_t cap, uint32_t mp)
 {
 	struct arm64_reg_writer w;
+	uint8_t *v;
 	long len;
 
 	arm64_vcpu_section_header(buf, mp);
 	arm64_reg_writer_init(&w, buf + ARM64_VCPU_SECTION_HDR, cap - ARM64_VCPU_SECTION_HDR);
 	cr_assert_not_null(arm64_reg_writer_add(&w, arm64_core_reg_id(ARM64_CORE_PC, 8)));
+	v = arm64_reg_writer_add(&w, arm64_mpidr_reg_id());
+	cr_assert_not_null(v);
+	v[0] = 1, v[3] = 0x80;
 	len = arm64_reg_writer_finish(&w);
 	cr_assert_gt(len, 0);
 	return ARM64_VCPU_SECTION_HDR + (size_t)len;
@@ -201,35 +206,54 @@ Test(arm64_vcpu_section, a_psci_off_vcpu_keeps_its_power_state)
 	uint8_t sec[64];
 	const uint8_t *rec;
 	size_t rec_len, len = make_section(sec, sizeof(sec), ARM64_MP_STOPPED);
+	uint64_t mpidr = 0;
 	uint32_t mp = 99;
 
-	cr_assert_eq(arm64_vcpu_section_check(sec, len, &mp, &rec, &rec_len, err, sizeof(err)), 0,
-		     "%s", err);
+	cr_assert_eq(arm64_vcpu_section_check(sec, len, &mp, &rec, &rec_len, &mpidr, err,
+					      sizeof(err)), 0, "%s", err);
 	cr_assert_eq(mp, ARM64_MP_STOPPED);
+	cr_assert_eq(mpidr, 0x80000001ULL);
 	cr_assert_eq(rec, sec + ARM64_VCPU_SECTION_HDR);
 	cr_assert_eq(rec_len, len - ARM64_VCPU_SECTION_HDR);
+}
+
+static int check(const uint8_t *sec, size_t len)
+{
+	const uint8_t *rec;
+	size_t rec_len;
+	uint64_t mpidr;
+	uint32_t mp;
+
+	return arm64_vcpu_section_check(sec, len, &mp, &rec, &rec_len, &mpidr, err, sizeof(err));
 }
 
 Test(arm64_vcpu_section, a_hostile_section_is_refused)
 {
 	uint8_t sec[64];
-	const uint8_t *rec;
-	size_t rec_len, len = make_section(sec, sizeof(sec), 3);
-	uint32_t mp;
+	size_t len = make_section(sec, sizeof(sec), 3);
 
-	cr_assert_eq(arm64_vcpu_section_check(sec, len, &mp, &rec, &rec_len, err, sizeof(err)),
-		     -EINVAL);
+	cr_assert_eq(check(sec, len), -EINVAL);
 	cr_assert(strstr(err, "power state 3"), "%s", err);
 	len = make_section(sec, sizeof(sec), ARM64_MP_RUNNABLE);
 	sec[5] = 1;
-	cr_assert_eq(arm64_vcpu_section_check(sec, len, &mp, &rec, &rec_len, err, sizeof(err)),
-		     -EINVAL);
+	cr_assert_eq(check(sec, len), -EINVAL);
 	sec[5] = 0;
-	cr_assert_eq(arm64_vcpu_section_check(sec, len - 1, &mp, &rec, &rec_len, err, sizeof(err)),
-		     -EINVAL);
+	cr_assert_eq(check(sec, len - 1), -EINVAL);
 	cr_assert(strstr(err, "register record"), "%s", err);
-	cr_assert_eq(arm64_vcpu_section_check(sec, 4, &mp, &rec, &rec_len, err, sizeof(err)),
-		     -EINVAL);
+	cr_assert_eq(check(sec, 4), -EINVAL);
+	/* No MPIDR_EL1: the vCPU it was cannot be told. */
+	{
+		struct arm64_reg_writer w;
+		long l;
+
+		arm64_vcpu_section_header(sec, ARM64_MP_RUNNABLE);
+		arm64_reg_writer_init(&w, sec + ARM64_VCPU_SECTION_HDR,
+				      sizeof(sec) - ARM64_VCPU_SECTION_HDR);
+		cr_assert_not_null(arm64_reg_writer_add(&w, arm64_core_reg_id(ARM64_CORE_PC, 8)));
+		l = arm64_reg_writer_finish(&w);
+		cr_assert_eq(check(sec, ARM64_VCPU_SECTION_HDR + (size_t)l), -EINVAL);
+		cr_assert(strstr(err, "MPIDR_EL1"), "%s", err);
+	}
 }
 
 Test(arm64_regs, the_counters_are_restored_last)

@@ -96,8 +96,9 @@ static void redistributor(struct plan *p, uint64_t cpu)
 
 /* The CPU interface: ICC_SRE_EL1 first (it says how the rest is reached),
  * then control, group enables, priority mask, binary points, and the
- * active-priority registers this interface has (1, 2 or 4 of each kind
- * for 5, 6 or 7 priority bits: as KVM counts them). */
+ * active-priority registers this interface has, as KVM counts them
+ * (vgic_v3_max_apr_idx): 4 of each kind for 7 priority bits, 2 for 6,
+ * else 1. */
 static void cpu_interface(struct plan *p, uint64_t cpu, uint8_t pribits)
 {
 	static const uint8_t main_regs[][5] = {
@@ -136,13 +137,15 @@ static int check_host(const struct arm64_gic_host *h, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (int i = 0; i < h->ncpus; i++) {
-		if (h->pribits[i] < 5 || h->pribits[i] > 7) {
+		if (h->pribits[i] < 5 || h->pribits[i] > 8) {
 			snprintf(err, errlen, "vGIC: vCPU %d's CPU interface has %u priority bits"
-				 " (5 to 7)", i, h->pribits[i]);
+				 " (5 to 8)", i, h->pribits[i]);
 			return -EINVAL;
 		}
+		uint64_t cpu = arm64_gic_mpidr_attr(h->mpidr[i]);
+
 		for (int j = 0; j < i; j++)
-			if (arm64_gic_mpidr_attr(h->mpidr[i]) == arm64_gic_mpidr_attr(h->mpidr[j])) {
+			if (cpu == arm64_gic_mpidr_attr(h->mpidr[j])) {
 				snprintf(err, errlen, "vGIC: vCPUs %d and %d have one MPIDR", j, i);
 				return -EINVAL;
 			}

@@ -73,8 +73,9 @@
 /* Per vCPU: 21 redistributor attributes and at most 15 CPU interface ones. */
 #define ARM64_GIC_PER_CPU      36
 /* Every attribute of 1024 interrupts and ARM64_MAX_CPUS vCPUs fits. */
-#define ARM64_GIC_RECORD_MAX   (2 + 5 * (ARM64_GIC_MAX_IRQS - 32) / 32 + 2 * (ARM64_GIC_MAX_IRQS - 32) + \
-				(ARM64_GIC_MAX_IRQS - 32) / 16 + (ARM64_GIC_MAX_IRQS - 32) / 4 + \
+#define ARM64_GIC_SPIS_MAX     (ARM64_GIC_MAX_IRQS - 32)
+#define ARM64_GIC_RECORD_MAX   (2 + 5 * ARM64_GIC_SPIS_MAX / 32 + 2 * ARM64_GIC_SPIS_MAX + \
+				ARM64_GIC_SPIS_MAX / 16 + ARM64_GIC_SPIS_MAX / 4 + \
 				ARM64_GIC_PER_CPU * ARM64_MAX_CPUS)
 #define ARM64_GIC_RECORD_MAGIC 0x47343641U	/* "A64G" */
 #define ARM64_GIC_RECORD_VERSION 1
@@ -117,7 +118,7 @@ uint8_t arm64_gic_pribits(uint64_t icc_ctlr);
 /*
  * The plan for @h into @out (room for @cap): the count, or -EINVAL with
  * the reason in @err (an interrupt count KVM cannot have, no vCPUs or too
- * many, priority bits outside 5..7, two vCPUs with one MPIDR) or -E2BIG.
+ * many, priority bits outside 5..8, two vCPUs with one MPIDR) or -E2BIG.
  */
 int arm64_gic_plan(const struct arm64_gic_host *h, struct arm64_gic_reg *out, size_t cap,
 		   char *err, size_t errlen);

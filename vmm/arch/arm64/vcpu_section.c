@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "vmm/arch/arm64/reg_record.h"
+#include "vmm/arch/arm64/regs.h"
 #include "vmm/arch/arm64/vcpu_section.h"
 
 static uint32_t get32(const uint8_t *p)
@@ -20,8 +21,19 @@ void arm64_vcpu_section_header(uint8_t hdr[ARM64_VCPU_SECTION_HDR], uint32_t mp)
 		hdr[i] = (uint8_t)(mp >> (8 * i));
 }
 
+/* The 8-byte little-endian value of register @id among @e's @n, if there. */
+static int find64(const struct arm64_reg_entry *e, int n, uint64_t id, uint64_t *val)
+{
+	for (int i = 0; i < n; i++)
+		if (e[i].id == id && e[i].bytes == 8) {
+			*val = (uint64_t)get32(e[i].val) | (uint64_t)get32(e[i].val + 4) << 32;
+			return 0;
+		}
+	return -ENOENT;
+}
+
 int arm64_vcpu_section_check(const uint8_t *p, size_t len, uint32_t *mp, const uint8_t **rec,
-			     size_t *rec_len, char *err, size_t errlen)
+			     size_t *rec_len, uint64_t *mpidr, char *err, size_t errlen)
 {
 	struct arm64_reg_entry *e;
 	uint32_t state;
@@ -32,8 +44,10 @@ int arm64_vcpu_section_check(const uint8_t *p, size_t len, uint32_t *mp, const u
 		return -EINVAL;
 	}
 	state = get32(p);
-	if (state != ARM64_MP_RUNNABLE && state != ARM64_MP_STOPPED && state != ARM64_MP_SUSPENDED) {
-		snprintf(err, errlen, "vCPU section: power state %u is none KVM takes on arm64", state);
+	if (state != ARM64_MP_RUNNABLE && state != ARM64_MP_STOPPED &&
+	    state != ARM64_MP_SUSPENDED) {
+		snprintf(err, errlen, "vCPU section: power state %u is none KVM takes on arm64",
+			 state);
 		return -EINVAL;
 	}
 	e = calloc(ARM64_REG_RECORD_MAX, sizeof(*e));
@@ -41,6 +55,10 @@ int arm64_vcpu_section_check(const uint8_t *p, size_t len, uint32_t *mp, const u
 		return -ENOMEM;
 	n = arm64_reg_record_parse(p + ARM64_VCPU_SECTION_HDR, len - ARM64_VCPU_SECTION_HDR, e,
 				   ARM64_REG_RECORD_MAX, err, errlen);
+	if (n >= 0 && find64(e, n, arm64_mpidr_reg_id(), mpidr)) {
+		snprintf(err, errlen, "vCPU section: no MPIDR_EL1 among its registers");
+		n = -EINVAL;
+	}
 	free(e);
 	if (n < 0)
 		return n;

@@ -24,10 +24,12 @@
 
 /* The section's first bytes for power state @mp. */
 void arm64_vcpu_section_header(uint8_t hdr[ARM64_VCPU_SECTION_HDR], uint32_t mp);
-/* Check section @p of @len bytes whole: 0 with the power state in *@mp and
- * the register record in *@rec, *@rec_len (inside @p); or -EINVAL /
- * -E2BIG / -ENOMEM with the reason in @err. */
+/* Check section @p of @len bytes whole: 0 with the power state in *@mp,
+ * the register record in *@rec, *@rec_len (inside @p) and the MPIDR_EL1 it
+ * holds in *@mpidr (the caller compares it with the one KVM gave the vCPU:
+ * the vGIC addresses each vCPU by it); or -EINVAL (no MPIDR_EL1 among the
+ * registers is one) / -E2BIG / -ENOMEM with the reason in @err. */
 int arm64_vcpu_section_check(const uint8_t *p, size_t len, uint32_t *mp, const uint8_t **rec,
-			     size_t *rec_len, char *err, size_t errlen);
+			     size_t *rec_len, uint64_t *mpidr, char *err, size_t errlen);
 
 #endif

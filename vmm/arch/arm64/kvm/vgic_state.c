@@ -77,9 +77,11 @@ static int host_plan(const struct arm64_vgic *g, int ncpus, const uint64_t *mpid
 	for (int i = 0; i < ncpus; i++) {
 		uint64_t a = arm64_gic_mpidr_attr(mpidr[i]) | arm64_gic_icc_ctlr_attr();
 
-		ret = attr_io(g->fd, KVM_DEV_ARM_VGIC_GRP_CPU_SYSREGS, a, &v, false);
+		const uint32_t grp = KVM_DEV_ARM_VGIC_GRP_CPU_SYSREGS;
+
+		ret = attr_io(g->fd, grp, a, &v, false);
 		if (ret)
-			return io_fail(ret, false, KVM_DEV_ARM_VGIC_GRP_CPU_SYSREGS, a, err, errlen);
+			return io_fail(ret, false, grp, a, err, errlen);
 		pri[i] = arm64_gic_pribits(v);
 	}
 	*plan = calloc(ARM64_GIC_RECORD_MAX, sizeof(**plan));

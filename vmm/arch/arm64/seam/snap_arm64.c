@@ -44,6 +44,7 @@ _Static_assert(ARM64_MP_RUNNABLE == KVM_MP_STATE_RUNNABLE &&
 
 struct vcpu_state {
 	uint32_t mp;
+	uint64_t mpidr;		/* MPIDR_EL1 in the record */
 	uint8_t *rec;		/* the register record, a copy */
 	size_t len;
 };
@@ -88,8 +89,9 @@ int vcpu_state_decode(const uint8_t *p, size_t len, struct vcpu_state **out)
 	const uint8_t *rec;
 	char err[256];
 	size_t rec_len;
+	uint64_t mpidr = 0;
 	uint32_t mp;
-	int ret = arm64_vcpu_section_check(p, len, &mp, &rec, &rec_len, err, sizeof(err));
+	int ret = arm64_vcpu_section_check(p, len, &mp, &rec, &rec_len, &mpidr, err, sizeof(err));
 
 	*out = NULL;
 	if (ret)
@@ -100,6 +102,7 @@ int vcpu_state_decode(const uint8_t *p, size_t len, struct vcpu_state **out)
 		return -ENOMEM;
 	}
 	s->mp = mp;
+	s->mpidr = mpidr;
 	s->len = rec_len;
 	*out = s;
 	return 0;
@@ -108,11 +111,22 @@ int vcpu_state_decode(const uint8_t *p, size_t len, struct vcpu_state **out)
 int vcpu_state_apply(struct kvm *k, struct kvm_vcpu *v, const struct vcpu_state *s,
 		     bool set_cpuid, char *err, size_t errlen)
 {
+	struct arm64_arch *a = arm64_arch_of(arm64_vm_of_kvm(k));
+	bool in_range = v->id >= 0 && v->id < ARM64_MAX_CPUS;
+	uint64_t kvm_mpidr = in_range ? a->mpidr[v->id] : 0;
 	char why[256] = "";
-	int ret;
+	int ret = 0;
 
-	(void)k, (void)set_cpuid;
-	ret = arm64_vcpu_regs_restore(v->fd, s->rec, s->len, why, sizeof(why));
+	(void)set_cpuid;
+	/* The vGIC addresses this vCPU by the MPIDR KVM gave it: a record
+	 * that would change it is another machine. */
+	if (!in_range || s->mpidr != kvm_mpidr) {
+		snprintf(why, sizeof(why), "the snapshot's MPIDR_EL1 0x%llx is not this vCPU's"
+			 " (0x%llx)", (unsigned long long)s->mpidr, (unsigned long long)kvm_mpidr);
+		ret = -EINVAL;
+	}
+	if (!ret)
+		ret = arm64_vcpu_regs_restore(v->fd, s->rec, s->len, why, sizeof(why));
 	if (!ret)
 		ret = arm64_vcpu_set_mp_state(v->fd, s->mp, why, sizeof(why));
 	if (ret)
