@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	const uint8_t *rec;
 	size_t rec_len;
-	uint64_t mpidr;
+	uint64_t rec_mpidr;
 	uint32_t mp;
 
 	if (nplan < 0) {
@@ -50,7 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		free(out);
 	}
-	if (!arm64_vcpu_section_check(data, size, &mp, &rec, &rec_len, &mpidr, err, sizeof(err)) &&
+	if (!arm64_vcpu_section_check(data, size, &mp, &rec, &rec_len, &rec_mpidr, err,
+				      sizeof(err)) &&
 	    (rec != data + ARM64_VCPU_SECTION_HDR || rec_len != size - ARM64_VCPU_SECTION_HDR))
 		abort();
 	return 0;
