@@ -399,7 +399,7 @@ test-arm64-unit: arm64-check
 # built static for aarch64.
 X86_ONLY_SRCS := $(shell grep -v '^\#' vmm/arch/x86/srcs.list)
 ARM64_MVM_SRCS := $(filter-out $(X86_ONLY_SRCS) vmm/arch/x86/%,$(LIB_SRCS)) \
-                  vmm/arch/arm64/kvm/vcpu_arm64.c vmm/arch/arm64/kvm/vgic.c \
+                  vmm/arch/arm64/kvm/vcpu_arm64.c vmm/arch/arm64/kvm/vgic.c vmm/arch/arm64/kvm/vgic_state.c \
                   $(wildcard vmm/arch/arm64/seam/*.c)
 ARM64_MVM_OBJS := $(ARM64_MVM_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o) $(BUILD)/arm64/mvm-obj/gen/seccomp_progs.o
 ARM64_TOOL_OBJS := $(TOOL_SRCS:%.c=$(BUILD)/arm64/mvm-obj/%.o)

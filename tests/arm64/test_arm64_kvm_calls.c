@@ -66,3 +66,28 @@ Test(arm64_kvm_calls, failing_ioctls_are_named)
 	cr_assert_lt(arm64_gic_create(-1, 9, &g, err, sizeof(err)), 0);
 	cr_assert(strstr(err, "9 vCPUs are too many for GICv2"), "%s", err);
 }
+
+Test(arm64_kvm_calls, gic_state_needs_a_gicv3_and_names_its_ioctls)
+{
+	static const uint64_t mpidr[2] = { 0x80000000ULL, 0x80000001ULL };
+	struct arm64_vgic v2 = { .fd = -1, .version = ARM64_GIC_V2 };
+	struct arm64_vgic v3 = { .fd = -1, .version = ARM64_GIC_V3 };
+	uint8_t *rec = NULL, hostile[8] = { 0 };
+	size_t len = 0;
+	uint32_t mp;
+
+	cr_assert_eq(arm64_gic_state_save(&v2, 2, mpidr, &rec, &len, err, sizeof(err)), -ENOTSUP);
+	cr_assert(strstr(err, "GICv2"), "%s", err);
+	cr_assert_lt(arm64_gic_state_save(&v3, 2, mpidr, &rec, &len, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "KVM_GET_DEVICE_ATTR group 3"), "%s", err);	/* NR_IRQS */
+	cr_assert_null(rec);
+	/* A restore reads this host's plan first; nothing is written before
+	 * the record matched it (here: the plan cannot be read). */
+	cr_assert_lt(arm64_gic_state_restore(&v3, 2, mpidr, hostile, sizeof(hostile), err,
+					     sizeof(err)), 0);
+	cr_assert(strstr(err, "KVM_GET_DEVICE_ATTR"), "%s", err);
+	cr_assert_lt(arm64_vcpu_mp_state(-1, &mp, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "KVM_GET_MP_STATE"), "%s", err);
+	cr_assert_lt(arm64_vcpu_set_mp_state(-1, 5, err, sizeof(err)), 0);
+	cr_assert(strstr(err, "KVM_SET_MP_STATE"), "%s", err);
+}

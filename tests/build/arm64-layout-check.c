@@ -11,6 +11,7 @@
 #include <linux/kvm.h>
 #include <stddef.h>
 
+#include "vmm/arch/arm64/gic_state.h"
 #include "vmm/arch/arm64/layout.h"
 #include "vmm/arch/arm64/regs.h"
 
@@ -77,5 +78,15 @@ int arm64_layout_check(void)
 	if (arm64_irq_line_spi(ARM64_SPI_UART) !=
 	    (KVM_ARM_IRQ_TYPE_SPI << KVM_ARM_IRQ_TYPE_SHIFT | ARM64_SPI_INTID(ARM64_SPI_UART)))
 		return 5;
+	/* The counters restored last (regs.h) and the vGIC's CPU interface
+	 * register ids (gic_state.h) are the kernel's. */
+	if (!arm64_reg_restore_last(KVM_REG_ARM_TIMER_CNT) ||
+	    !arm64_reg_restore_last(KVM_REG_ARM_PTIMER_CNT) ||
+	    arm64_reg_restore_last(KVM_REG_ARM_TIMER_CVAL) ||
+	    arm64_reg_restore_last(KVM_REG_ARM_TIMER_CTL))
+		return 6;
+	if (arm64_gic_icc_ctlr_attr() !=
+	    (ARM64_SYS_REG(3, 0, 12, 12, 4) & KVM_DEV_ARM_VGIC_SYSREG_INSTR_MASK))
+		return 7;
 	return 0;
 }

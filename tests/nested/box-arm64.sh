@@ -28,8 +28,10 @@
 #   box-arm64.sh mvm       boot the box with the real aarch64 mvm
 #                          (arm64-mvm.lib); exit 0 when `mvm run` returned
 #                          the guest command's output and exit status and
-#                          a created sandbox ran commands, copied files
-#                          and met its network allowlist
+#                          a created sandbox ran commands, copied files,
+#                          met its network allowlist, was rolled back to a
+#                          checkpoint and started a second one as a
+#                          template
 #
 # MVM_ARM64_BOX_GIC=2 gives the box a GICv2 (with its virtualization
 # extensions): KVM inside then has no vGICv3 and the probe's GIC falls back.

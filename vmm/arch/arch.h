@@ -38,12 +38,13 @@
  *  7 boot data     arch_boot_fn             vm_load_boot() (zero  -- (the device tree:
  *                                           page/PVH, e820, MP       arm64_fdt_build() EXISTS,
  *                                           table, cmdline)          vmm/arch/arm64/fdt.h)
- *  8 snapshots     arch_vcpu_state_*_fn     vcpu_state_save()...  arm64_vcpu_regs_save() and
- *                                                                    _restore() EXIST (every
- *                                                                    KVM_GET_REG_LIST register,
- *                                                                    timer included; the record:
- *                                                                    reg_record.h); MP state not
- *                  arch_vm_state_*_fn       vm_state_save()...    -- (vGIC attributes)
+ *  8 snapshots     arch_vcpu_state_*_fn     vcpu_state_save()...  seam/snap_arm64.c: power
+ *                                                                    state and every
+ *                                                                    KVM_GET_REG_LIST register
+ *                                                                    (counters set last;
+ *                                                                    vcpu_section.h)
+ *                  arch_vm_state_*_fn       vm_state_save()...    the GICv3's device
+ *                                                                    attributes (gic_state.h)
  *
  * "--": not written yet. The arm64 KVM calls take file descriptors, not
  * struct vcpu/vm: the arm64 VMM that will own those does not exist yet.
@@ -154,7 +155,8 @@ int arch_boot(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 int arch_vcpu_setup(struct vcpu *v, struct vm *vm, int id, int ncpus,
 		    const struct kernel_image *k, char *err, size_t errlen);
 /* For snapshots' compatibility check: the CPU vendor (NUL-padded) and a
- * fingerprint of what the guest may use (x86: CPUID; arm64: none yet). */
+ * fingerprint of what the guest may use (x86: CPUID; arm64: vCPU 0's
+ * MIDR and ID_AA64* registers, so only once the vCPUs exist). */
 void arch_cpu_identity(const struct kvm *k, char vendor[16], uint64_t *fingerprint);
 /* Release what the arch made beyond struct kvm (arm64: the vGIC, vm->arch). */
 void arch_vm_destroy(struct vm *vm);

@@ -27,6 +27,12 @@ uint64_t arm64_mpidr_reg_id(void)
 	return arm64_sys_reg_id(3, 0, 0, 0, 5);
 }
 
+bool arm64_reg_restore_last(uint64_t id)
+{
+	return id == arm64_sys_reg_id(3, 3, 14, 3, 2) ||	/* CNTVCT_EL0: TIMER_CNT */
+	       id == arm64_sys_reg_id(3, 3, 14, 0, 1);	/* CNTPCT_EL0: PTIMER_CNT */
+}
+
 unsigned arm64_reg_bytes(uint64_t id)
 {
 	return 1U << ((id & ARM64_REG_SIZE_MASK) >> ARM64_REG_SIZE_SHIFT);

@@ -78,6 +78,16 @@ unsigned arm64_reg_bytes(uint64_t id);
  */
 bool arm64_reg_id_valid(uint64_t id, char *err, size_t errlen);
 
+/*
+ * Is @id a counter KVM_SET_ONE_REG turns into the VM's counter offset
+ * (KVM_REG_ARM_TIMER_CNT, the virtual counter; KVM_REG_ARM_PTIMER_CNT, the
+ * physical one where KVM lists it)? Restored after every other register
+ * of its vCPU: writing one moves the counter of every vCPU of the VM, so
+ * it goes last, once the timers' compare values and controls are in
+ * place, and the guest's clock resumes where it was saved.
+ */
+bool arm64_reg_restore_last(uint64_t id);
+
 struct arm64_reg_val {
 	uint64_t id;
 	uint64_t val;

@@ -31,7 +31,8 @@ int arm64_vcpu_mpidr(int vcpu_fd, uint64_t *mpidr, char *err, size_t errlen);
  * *@rec is malloc'd, the caller frees it. */
 int arm64_vcpu_regs_save(int vcpu_fd, uint8_t **rec, size_t *len, char *err, size_t errlen);
 /* Parse the hostile @rec whole, check it names exactly this vCPU's
- * registers, then set them in the record's order. */
+ * registers, then set them in the record's order, the counters
+ * (arm64_reg_restore_last) after every other. */
 int arm64_vcpu_regs_restore(int vcpu_fd, const uint8_t *rec, size_t len,
 			    char *err, size_t errlen);
 
@@ -46,5 +47,22 @@ int arm64_gic_create(int vm_fd, int ncpus, struct arm64_vgic *g, char *err, size
 /* KVM_DEV_ARM_VGIC_CTRL_INIT, after every vCPU is created and initialised. */
 int arm64_gic_finish(struct arm64_vgic *g, char *err, size_t errlen);
 void arm64_gic_close(struct arm64_vgic *g);
+
+/* The vCPU's power state (KVM_GET/SET_MP_STATE: RUNNABLE, STOPPED for a
+ * PSCI-off vCPU, SUSPENDED). */
+int arm64_vcpu_mp_state(int vcpu_fd, uint32_t *state, char *err, size_t errlen);
+int arm64_vcpu_set_mp_state(int vcpu_fd, uint32_t state, char *err, size_t errlen);
+
+/*
+ * The vGICv3's state (gic_state.h) of a VM whose @ncpus vCPUs have the
+ * MPIDRs @mpidr, with every vCPU out of KVM_RUN. Save: a new record in
+ * *@rec (malloc'd). Restore: the hostile @rec matched whole against this
+ * host's plan, then written in the plan's order. A GICv2 is refused
+ * (-ENOTSUP). 0 or -errno with the reason in @err. (kvm/vgic_state.c.)
+ */
+int arm64_gic_state_save(const struct arm64_vgic *g, int ncpus, const uint64_t *mpidr,
+			 uint8_t **rec, size_t *len, char *err, size_t errlen);
+int arm64_gic_state_restore(const struct arm64_vgic *g, int ncpus, const uint64_t *mpidr,
+			    const uint8_t *rec, size_t len, char *err, size_t errlen);
 
 #endif

@@ -173,15 +173,38 @@ int arm64_vcpu_regs_restore(int vcpu_fd, const uint8_t *rec, size_t len,
 	if (!ret)
 		ret = arm64_reg_record_match(e, n, ids, nids, err, errlen);
 	/* KVM copies each value from user memory (copy_from_user): the
-	 * record's slots serve as they are, whatever their alignment. */
-	for (int i = 0; !ret && i < n; i++) {
-		ret = set_reg(vcpu_fd, e[i].id, e[i].val);
-		if (ret)
-			snprintf(err, errlen, "arm64: KVM_SET_ONE_REG 0x%llx: %s",
-				 (unsigned long long)e[i].id, strerror(-ret));
-	}
+	 * record's slots serve as they are, whatever their alignment. Two
+	 * passes: the counters last (regs.h, arm64_reg_restore_last). */
+	for (int pass = 0; !ret && pass < 2; pass++)
+		for (int i = 0; !ret && i < n; i++) {
+			if (arm64_reg_restore_last(e[i].id) != (pass == 1))
+				continue;
+			ret = set_reg(vcpu_fd, e[i].id, e[i].val);
+			if (ret)
+				snprintf(err, errlen, "arm64: KVM_SET_ONE_REG 0x%llx: %s",
+					 (unsigned long long)e[i].id, strerror(-ret));
+		}
 out:
 	free(ids);
 	free(e);
 	return ret < 0 ? ret : 0;
+}
+
+int arm64_vcpu_mp_state(int vcpu_fd, uint32_t *state, char *err, size_t errlen)
+{
+	struct kvm_mp_state mp = { 0 };
+
+	if (ioctl(vcpu_fd, KVM_GET_MP_STATE, &mp) < 0)
+		return fail("KVM_GET_MP_STATE", err, errlen);
+	*state = mp.mp_state;
+	return 0;
+}
+
+int arm64_vcpu_set_mp_state(int vcpu_fd, uint32_t state, char *err, size_t errlen)
+{
+	struct kvm_mp_state mp = { .mp_state = state };
+
+	if (ioctl(vcpu_fd, KVM_SET_MP_STATE, &mp) < 0)
+		return fail("KVM_SET_MP_STATE", err, errlen);
+	return 0;
 }
