@@ -533,16 +533,40 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
 		       size_t errlen)
 {
+	return snap_verify_layers_held(dir, in, NULL, NULL, err, errlen);
+}
+
+int snap_verify_layers_held(const char *dir, const struct snap_dir_info *in, const int *fds,
+			    const bool *skip, char *err, size_t errlen)
+{
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
 	uint8_t k[SNAP_KEY_LEN];
+	bool keyed = false;
 
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
 	}
-	ret = snap_dir_key(in, k, err, errlen);
-	for (int i = 1; !ret && i < in->nfiles; i++)
-		ret = check_file(dfd, in, i, k, NULL, err, errlen);
+	for (int i = 1; !ret && i < in->nfiles; i++) {
+		uint64_t size = 0;
+
+		if (skip && skip[i])
+			continue;
+		/* The key only when a layer is read: none is, mostly. */
+		if (!keyed && !(ret = snap_dir_key(in, k, err, errlen)))
+			keyed = true;
+		if (ret)
+			break;
+		if (!fds || fds[i] < 0) {
+			ret = check_file(dfd, in, i, k, NULL, err, errlen);
+			continue;
+		}
+		ret = matches(fds[i], -1, in, i, k, &size);
+		if (ret == -EBADMSG)
+			mismatch(in, i, size, err, errlen);
+		else if (ret)
+			snprintf(err, errlen, "snapshot file %s: %s", in->f[i].name, strerror(-ret));
+	}
 	explicit_bzero(k, sizeof(k));
 	close(dfd);
 	return ret;

@@ -90,6 +90,12 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
  * -errno with @err filled. */
 int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
 		       size_t errlen);
+/* The same, layer @i read through @fds[i] when that is not -1 (a descriptor
+ * the caller holds: the inode it links), and not at all when @skip[i] (the
+ * caller knows it unchanged since it was read: snapshots/tpl_ledger.h);
+ * either may be NULL. The key is derived only if a layer is read. */
+int snap_verify_layers_held(const char *dir, const struct snap_dir_info *in, const int *fds,
+			    const bool *skip, char *err, size_t errlen);
 /* Copy the disk layers of @in from @dir into @dst (a directory), checking
  * each checksum again on the way. 0 or -errno. */
 int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,

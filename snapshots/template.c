@@ -14,6 +14,7 @@
 #include "common/file_io.h"
 #include "snapshots/snap_seal.h"
 #include "snapshots/template.h"
+#include "snapshots/tpl_ledger.h"
 
 #define FIXED_STATE  0	/* f[0]: state, f[1]: config.json, then the snapshot's files */
 #define FIXED_CONFIG 1
@@ -398,13 +399,19 @@ differ:
 int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	      char *err, size_t errlen)
 {
-	struct snap_seal seal;
+	return tpl_check_held(dir, info, m, NULL, err, errlen);
+}
+
+int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
+		   struct tpl_hold *hold, char *err, size_t errlen)
+{
+	struct snap_seal *seal = &m->seal;
 	int dfd, ret = tpl_meta_load(dir, m, err, errlen);
 
 	if (!ret)
-		ret = snap_seal_load(dir, "template", &seal, err, errlen);
+		ret = snap_seal_load(dir, "template", seal, err, errlen);
 	if (!ret)
-		ret = snap_seal_expect(&seal, dir, TPL_META, m->sha256, err, errlen);
+		ret = snap_seal_expect(seal, dir, TPL_META, m->sha256, err, errlen);
 	if (ret)
 		return ret;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -418,7 +425,7 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	if (!ret)
 		ret = snap_dir_info(dir, info, err, errlen);
 	if (!ret)
-		ret = snap_seal_expect(&seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
+		ret = snap_seal_expect(seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
 	if (!ret && !snap_files_bound(info)) {
 		snprintf(err, errlen, "%s: its state lists no digest of its files a seal can bind (taken before keyed seals): refusing it", dir);
 		ret = -EBADMSG;
@@ -426,11 +433,15 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	if (!ret)
 		ret = same_list(m, info, err, errlen);
 	/* The layers are linked into each sandbox, so their change time moves
-	 * and cannot show an edit: their contents are read against the sealed
-	 * tags or SHA-256s (the memory file, never linked, is kept by its
-	 * identity). */
+	 * and alone cannot show an edit: their contents are read against the
+	 * sealed tags or SHA-256s (the memory file, never linked, is kept by
+	 * its identity), unless held under a lease and unchanged since the
+	 * last such read (snapshots/tpl_ledger.h). */
+	if (!ret && hold)
+		tpl_hold_layers(dir, info, m->sha256, hold);
 	if (!ret)
-		ret = snap_verify_layers(dir, info, err, errlen);
+		ret = snap_verify_layers_held(dir, info, hold ? hold->fd : NULL,
+					      hold ? hold->same : NULL, err, errlen);
 	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {
 		char why[512];
 
