@@ -73,7 +73,7 @@ static char *load(const char *path, const uint8_t sha[32])
 /* The ledger @text has exactly the line of @name as @st is now. */
 static bool listed(const char *text, const char *name, const struct stat *st)
 {
-	char want[128];
+	char want[192];
 	int len = line_of(name, st, want, sizeof(want));
 	const char *p = text;
 
@@ -175,6 +175,7 @@ void tpl_hold_commit(struct tpl_hold *h)
 {
 	char text[TPL_LEDGER_MAX], tmp[PATH_MAX + 32];
 	int n = -1, fd;
+	bool ok;
 
 	for (int t = 0; h->n > 0 && h->ledger[0] && t < 100 && (n = lines(h, text, sizeof(text))) < 0; t++)
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
@@ -186,7 +187,8 @@ void tpl_hold_commit(struct tpl_hold *h)
 		return;
 	/* No fsync: a ledger lost in a crash, or torn, only costs the next
 	 * start a read of the layers. */
-	if (write(fd, text, (size_t)n) != n || close(fd) || rename(tmp, h->ledger))
+	ok = write(fd, text, (size_t)n) == n;
+	if (close(fd) || !ok || rename(tmp, h->ledger))
 		unlink(tmp);
 }
 
