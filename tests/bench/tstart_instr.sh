@@ -24,6 +24,7 @@ for tree in "$@"; do
 	d=$T/$i
 	mkdir -p "$d/tpl" "$d/state"
 	touch "$d/state/.sealed-v1"	# a state root in use: no first-use sealing
+	# shellcheck disable=SC2046,SC2086 # flag lists, split on purpose
 	cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$tree" $(pkg-config --cflags libcjson) \
 		-o "$d/fixture" "$here/tpl_fixture.c" "$tree/build/libmvm.a" $LIBS
 	export MVM_TEMPLATE_DIR=$d/tpl MVM_STATE_DIR=$d/state MVM_HOST_KEY=$d/host.key
