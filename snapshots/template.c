@@ -442,6 +442,8 @@ int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta 
 	if (!ret)
 		ret = snap_verify_layers_held(dir, info, hold ? hold->fd : NULL,
 					      hold ? hold->same : NULL, err, errlen);
+	for (int i = 1; !ret && hold && i < info->nfiles; i++)
+		hold->verified[i] = hold->fd[i] >= 0;
 	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {
 		char why[512];
 
@@ -451,6 +453,45 @@ int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta 
 			 "SANDBOX)", m->name, why, m->name, m->name);
 	}
 	return ret;
+}
+
+void tpl_unlink_layers(const char *dir, const char *ledger, const char *sdir)
+{
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	struct tpl_meta *m = calloc(1, sizeof(*m));
+	struct tpl_hold *h = malloc(sizeof(*h));
+	int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char err[512];
+
+	if (h)
+		tpl_hold_init(h, ledger);
+	/* template.json unchecked: the ledger's lines name its SHA-256, so
+	 * another one matches none of them and nothing is recorded. */
+	if (!in || !m || !h || sfd < 0 || tpl_meta_load(dir, m, err, sizeof(err)) ||
+	    m->nfiles - FIXED_N > SNAP_MAX_FILES)
+		goto out;
+	in->nfiles = m->nfiles - FIXED_N;
+	for (int i = 0; i < in->nfiles; i++)
+		snprintf(in->f[i].name, sizeof(in->f[i].name), "%s", m->f[FIXED_N + i].name);
+	tpl_hold_layers(dir, in, m->sha256, h);
+	for (int i = 1; i < in->nfiles; i++) {
+		struct stat st;
+
+		/* Only a layer unchanged since it was last read is known now. */
+		h->verified[i] = h->same[i];
+		if (h->same[i] && !fstatat(sfd, in->f[i].name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    tpl_hold_is(h, i, &st))
+			unlinkat(sfd, in->f[i].name, 0);
+	}
+	tpl_hold_commit(h);
+out:
+	if (h)
+		tpl_hold_release(h);
+	if (sfd >= 0)
+		close(sfd);
+	free(h);
+	free(m);
+	free(in);
 }
 
 static int cmp_name(const void *a, const void *b)

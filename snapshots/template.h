@@ -107,4 +107,12 @@ struct tpl_hold;
 int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 		   struct tpl_hold *hold, char *err, size_t errlen);
 
+/* Before a sandbox's state directory @sdir goes: unlink its links to the
+ * layers of the template in @dir, keeping the ledger @ledger true (each
+ * layer unchanged since its line, held under a lease, is recorded again
+ * after its link went), so that the next start need not read them. Best
+ * effort: the rest goes with the directory, and a layer not recorded is
+ * read at the next start. */
+void tpl_unlink_layers(const char *dir, const char *ledger, const char *sdir);
+
 #endif

@@ -160,8 +160,9 @@ static int lines(const struct tpl_hold *h, char *out, size_t cap)
 	for (int i = 1; i <= h->n; i++) {
 		struct stat st;
 
-		if (h->fd[i] < 0 || fstat(h->fd[i], &st) || fcntl(h->fd[i], F_GETLEASE) != F_RDLCK)
-			continue;	/* not held (any more): read next time */
+		if (h->fd[i] < 0 || !h->verified[i] || fstat(h->fd[i], &st) ||
+		    fcntl(h->fd[i], F_GETLEASE) != F_RDLCK)
+			continue;	/* not held (any more), or not known: read next time */
 		if (ns_of(&st.st_ctim) >= coarse_now_ns())
 			return -1;
 		n += line_of(h->name[i], &st, out + n, cap - (size_t)n);

@@ -19,9 +19,12 @@
  *   mvm-ledger 1 SHA256        (of the template.json bytes it goes with)
  *   NAME DEV INO CTIME_NS      (one line per layer)
  * A layer whose inode, device and change time are its line's is the one
- * read then, unchanged; any other (an edit, another start's link or a
- * removal's unlink, another template under the name, no lease on this file
- * system) is read in full against its tag, as without a ledger. Lines are
+ * read then, unchanged; any other (an edit, a link or unlink by anything
+ * but a start or a removal that recorded it, another template under the
+ * name, no lease on this file system) is read in full against its tag, as
+ * without a ledger. A sandbox's removal unlinks its links alike, under
+ * leases, and records again the layers its ledger line still matched
+ * (tpl_unlink_layers). Lines are
  * written only once the layers' change times lie strictly before the
  * coarse clock's now, as the memory line of a snapshot's seal
  * (snapshots/snap_seal.h): a write in the tick of the recorded time would
@@ -47,6 +50,7 @@ struct tpl_hold {
 	char name[SNAP_MAX_FILES][64];
 	int fd[SNAP_MAX_FILES];		/* open under a read lease; -1: not held */
 	bool same[SNAP_MAX_FILES];	/* its ledger line matches: not to be read */
+	bool verified[SNAP_MAX_FILES];	/* read against its tag, or same: recorded at commit */
 };
 
 /* Nothing held (release is then a no-op); the ledger at @ledger (NULL: none). */
@@ -62,8 +66,8 @@ void tpl_hold_layers(const char *dir, const struct snap_dir_info *in, const uint
 /* Layer @i held, and @st (a link just made of it) is that very inode. */
 bool tpl_hold_is(const struct tpl_hold *h, int i, const struct stat *st);
 
-/* Record every held layer (read against its tag, or matching the ledger,
- * while held) as it is now: the ledger rewritten. Waits
+/* Record every held layer marked verified (read against its tag, or
+ * matching the ledger, while held) as it is now: the ledger rewritten. Waits
  * up to 100 ms for the coarse clock to pass the layers' change times;
  * best effort (a ledger not written costs the next start a read). */
 void tpl_hold_commit(struct tpl_hold *h);

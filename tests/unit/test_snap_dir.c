@@ -800,3 +800,65 @@ Test(template, a_layer_open_for_writing_is_read)
 	close(w);
 	tpl_hold_release(&held);
 }
+
+/* A start as sb_template_prepare makes it: checked, each layer linked into
+ * @sdir, recorded; leases released. */
+static void start_linking(const char *sdir)
+{
+	char a[160], b[160];
+
+	snprintf(ledger, sizeof(ledger), "%s/ledger", keydir);
+	check_held();
+	cr_assert_eq(held_ret, 0, "%s", err);
+	for (const char *f = "base.img\0layer-1.qcow2\0"; *f; f += strlen(f) + 1) {
+		snprintf(a, sizeof(a), "%s/%s", dir, f);
+		snprintf(b, sizeof(b), "%s/%s", sdir, f);
+		cr_assert_eq(link(a, b), 0, "%s", b);
+	}
+	tpl_hold_commit(&held);
+	tpl_hold_release(&held);
+}
+
+/* A removal unlinks its links under leases and records the layers again:
+ * the next start reads none. Fails without tpl_unlink_layers (the unlink
+ * moved the change time: base.img was read). */
+Test(template, a_start_after_a_removal_reads_no_layer)
+{
+	char sdir[160], path[128];
+
+	make_template();
+	snprintf(sdir, sizeof(sdir), "%s/sandbox", keydir);
+	cr_assert_eq(mkdir(sdir, 0700), 0);
+	start_linking(sdir);
+	tpl_unlink_layers(dir, ledger, sdir);
+	snprintf(path, sizeof(path), "%s/base.img", sdir);
+	cr_assert_eq(access(path, F_OK), -1, "the link was not removed");
+	snprintf(path, sizeof(path), "%s/base.img", dir);
+	cr_assert_eq(reads_during(path, check_held), 0, "an unchanged layer was read again");
+	cr_assert_eq(held_ret, 0, "%s", err);
+	tpl_hold_release(&held);
+}
+
+/* A layer edited while a sandbox had it linked is not recorded by that
+ * sandbox's removal: the next start reads it and refuses it. */
+Test(template, a_layer_edited_before_a_removal_is_still_refused)
+{
+	struct timespec t[2];
+	struct stat st;
+	char sdir[160], path[128];
+
+	make_template();
+	snprintf(sdir, sizeof(sdir), "%s/sandbox", keydir);
+	cr_assert_eq(mkdir(sdir, 0700), 0);
+	start_linking(sdir);
+	snprintf(path, sizeof(path), "%s/base.img", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	rewrite("base.img", "B", 1, 0);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+	tpl_unlink_layers(dir, ledger, sdir);
+	cr_assert_gt(reads_during(path, check_held), 0, "the edited layer was not read");
+	cr_assert_eq(held_ret, -EBADMSG);
+	tpl_hold_release(&held);
+}

@@ -396,6 +396,22 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 	return ret;
 }
 
+void sb_template_unlink(const char *name)
+{
+	char tdir[PATH_MAX], sdir[PATH_MAX], ledger[PATH_MAX];
+	struct sb_config c;
+	bool from_tpl;
+
+	if (sb_config_load(name, &c))
+		return;
+	from_tpl = c.template_name[0] && !tpl_dir(c.template_name, tdir, sizeof(tdir)) &&
+		   !access(tdir, F_OK);
+	ledger_path(c.template_name, ledger, sizeof(ledger));
+	sb_config_free(&c);
+	if (from_tpl && ledger[0] && !sb_path(name, NULL, sdir, sizeof(sdir)))
+		tpl_unlink_layers(tdir, ledger, sdir);
+}
+
 int sb_template_identity(const char *name, char *err, size_t errlen)
 {
 	return agent_new_identity(name, TPL_SYNC_TIMEOUT_MS, err, errlen);
