@@ -239,23 +239,37 @@ int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
 	return ret;
 }
 
-static int read_state(int dfd, uint8_t **buf, size_t *len)
+/* The state file open at @fd, whole, into @buf (malloc'd). */
+static int read_state_fd(int fd, uint8_t **buf, size_t *len)
 {
-	int fd = openat(dfd, SNAP_DIR_STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
 	struct stat st;
+	int ret = 0;
 
 	*buf = NULL;
-	if (fd < 0)
-		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		ret = -EINVAL;
 	else if ((uint64_t)st.st_size > SNAP_STATE_MAX)
 		ret = -E2BIG;
 	else if (!(*buf = malloc((size_t)st.st_size + 1)))
 		ret = -ENOMEM;
-	else if (read(fd, *buf, (size_t)st.st_size) != st.st_size)
+	else if (pread(fd, *buf, (size_t)st.st_size, 0) != st.st_size)
 		ret = -EIO;
 	*len = (size_t)st.st_size;
+	if (ret) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return ret;
+}
+
+static int read_state(int dfd, uint8_t **buf, size_t *len)
+{
+	int fd = openat(dfd, SNAP_DIR_STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+
+	*buf = NULL;
+	if (fd < 0)
+		return -errno;
+	ret = read_state_fd(fd, buf, len);
 	close(fd);
 	if (ret) {
 		free(*buf);
@@ -449,15 +463,24 @@ static bool has_net_device(const struct snap_state *st)
 
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
 {
+	return snap_dir_info_held(dir, -1, true, out, err, errlen);
+}
+
+int snap_dir_info_held(const char *dir, int fd, bool digest, struct snap_dir_info *out,
+		       char *err, size_t errlen)
+{
 	struct snap_state *st = calloc(1, sizeof(*st));
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	int dfd = fd >= 0 ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 	struct sha256_ctx sha;
 	const struct snap_section *sec;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
 	memset(out, 0, sizeof(*out));
-	ret = dfd < 0 ? -errno : st ? read_state(dfd, &buf, &len) : -ENOMEM;
+	if (fd >= 0)
+		ret = st ? read_state_fd(fd, &buf, &len) : -ENOMEM;
+	else
+		ret = dfd < 0 ? -errno : st ? read_state(dfd, &buf, &len) : -ENOMEM;
 	if (ret) {
 		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
 		goto out;
@@ -466,9 +489,11 @@ int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t 
 	if (ret)
 		goto out;
 	/* The bytes parsed here are the ones a seal must name (snap_seal.h). */
-	sha256_init(&sha);
-	sha256_update(&sha, len, buf);
-	sha256_digest(&sha, sizeof(out->state_sha256), out->state_sha256);
+	if (digest) {
+		sha256_init(&sha);
+		sha256_update(&sha, len, buf);
+		sha256_digest(&sha, sizeof(out->state_sha256), out->state_sha256);
+	}
 	sec = snap_state_find(st, SNAP_SEC_FILE, 0);
 	if (!sec || decode_files(sec, out)) {
 		snprintf(err, errlen, "snapshot state: missing or invalid file list");

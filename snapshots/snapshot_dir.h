@@ -82,6 +82,11 @@ int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
  * reading the other files: for stores that identify them cheaply
  * (snapshots/template.h). 0 or -errno. */
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
+/* The same from the state file open at @fd (-1: "state" in @dir), its
+ * SHA-256 taken only when @digest (else state_sha256 is zeros: the caller
+ * knows the bytes unchanged since they were checked, snapshots/tpl_ledger.h). */
+int snap_dir_info_held(const char *dir, int fd, bool digest, struct snap_dir_info *out,
+		       char *err, size_t errlen);
 /* Check every file of the snapshot in @dir (and the identity of a base
  * outside it: snap_base_check); fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);

@@ -140,6 +140,22 @@ void tpl_hold_layers(const char *dir, const struct snap_dir_info *in, const uint
 	free(ledger);
 }
 
+void tpl_hold_state(const char *dir, const uint8_t tpl_sha256[32], struct tpl_hold *h)
+{
+	int dfd = h->ledger[0] ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	char *ledger;
+	struct stat st;
+
+	memcpy(h->tpl_sha256, tpl_sha256, 32);
+	snprintf(h->name[0], sizeof(h->name[0]), "%s", SNAP_DIR_STATE);
+	h->fd[0] = dfd < 0 ? -1 : hold_one(dfd, SNAP_DIR_STATE);
+	if (dfd >= 0)
+		close(dfd);
+	ledger = h->fd[0] >= 0 ? load(h->ledger, tpl_sha256) : NULL;
+	h->same[0] = ledger && !fstat(h->fd[0], &st) && listed(ledger, SNAP_DIR_STATE, &st);
+	free(ledger);
+}
+
 bool tpl_hold_is(const struct tpl_hold *h, int i, const struct stat *st)
 {
 	struct stat held;
@@ -157,7 +173,7 @@ static int lines(const struct tpl_hold *h, char *out, size_t cap)
 	header(h->tpl_sha256, out);
 	n = (int)strlen(out);
 
-	for (int i = 1; i <= h->n; i++) {
+	for (int i = 0; i <= h->n; i++) {	/* 0: the state */
 		struct stat st;
 
 		if (h->fd[i] < 0 || !h->verified[i] || fstat(h->fd[i], &st) ||
@@ -178,7 +194,7 @@ void tpl_hold_commit(struct tpl_hold *h)
 	int n = -1, fd;
 	bool ok;
 
-	for (int t = 0; h->n > 0 && h->ledger[0] && t < 100 && (n = lines(h, text, sizeof(text))) < 0; t++)
+	for (int t = 0; h->ledger[0] && t < 100 && (n = lines(h, text, sizeof(text))) < 0; t++)
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	if (n < 0)
 		return;

@@ -17,7 +17,9 @@
  * tools/sandbox/sb_seal.c; never in the template's directory, which
  * someone else may be able to write), holds
  *   mvm-ledger 1 SHA256        (of the template.json bytes it goes with)
- *   NAME DEV INO CTIME_NS      (one line per layer)
+ *   NAME DEV INO CTIME_NS      (one line per layer, and one of the state
+ *                               file: its SHA-256, which the seal names,
+ *                               is then not taken again at each start)
  * A layer whose inode, device and change time are its line's is the one
  * read then, unchanged; any other (an edit, a link or unlink by anything
  * but a start or a removal that recorded it, another template under the
@@ -46,7 +48,7 @@
 struct tpl_hold {
 	char ledger[4096];		/* its path ("": none, every layer is read) */
 	uint8_t tpl_sha256[32];		/* of the template.json the ledger goes with */
-	int n;				/* layers: the snapshot's files 1..n */
+	int n;				/* layers: the snapshot's files 1..n; 0: the state */
 	char name[SNAP_MAX_FILES][64];
 	int fd[SNAP_MAX_FILES];		/* open under a read lease; -1: not held */
 	bool same[SNAP_MAX_FILES];	/* its ledger line matches: not to be read */
@@ -62,6 +64,12 @@ void tpl_hold_init(struct tpl_hold *h, const char *ledger);
  * (h->fd -1, h->same false): the caller reads it. */
 void tpl_hold_layers(const char *dir, const struct snap_dir_info *in, const uint8_t tpl_sha256[32],
 		     struct tpl_hold *h);
+
+/* The same for the template's state file (slot 0 of @h; never linked, so
+ * its change time stays): held, and compared with its ledger line. One
+ * that matches is the state whose bytes were checked against the seal when
+ * the line was written: not hashed again. */
+void tpl_hold_state(const char *dir, const uint8_t tpl_sha256[32], struct tpl_hold *h);
 
 /* Layer @i held, and @st (a link just made of it) is that very inode. */
 bool tpl_hold_is(const struct tpl_hold *h, int i, const struct stat *st);

@@ -91,6 +91,13 @@ static int state(struct snap_file *f, int n)
 	h.regions[0].size = RAM;
 	strcpy(h.cpu_vendor, "GenuineIntel");
 	snap_state_begin(&w, &h);
+	{	/* the vCPU and device state a real one carries (20 KiB in the
+		 * box's): parsed and digested by the CLI, loaded by the VMM */
+		static uint8_t cpu[20 << 10];
+
+		memset(cpu, 0x11, sizeof(cpu));
+		snap_state_section(&w, 0x55504356u, 0, 1, cpu, sizeof(cpu));	/* "VCPU" */
+	}
 #ifdef SNAP_TAG_LEN
 	snap_files_section(&w, f, n, salt);
 #else
