@@ -91,7 +91,7 @@ DEPS_OK   := $(BUILD)/.deps-ok
 
 .PHONY: all deps guest test unit integration testhooks asan tsan fuzz fuzz-quick bench bench-boot bench-import \
         bench-image bench-exec bench-net bench-snapshot bench-start bench-serve bench-guest-io bench-hash \
-        bench-create-copy bench-browser bench-count bench-builds bench-verify bench-snap-cost demo clean format install test-cluster
+        bench-create-copy bench-browser bench-count bench-builds bench-tstart bench-verify bench-snap-cost demo clean format install test-cluster
 all: $(BUILD)/mvm guest
 
 # `make deps` runs every time (cheap dpkg-query); the stamp only orders builds.
@@ -631,6 +631,12 @@ bench-create-copy: $(BUILD)/mvm guest
 # interleaved rounds (tests/bench/builds.sh; MVM_B27_ROUNDS, 3).
 bench-builds: $(BUILD)/mvm guest
 	tests/nested/maybe-nested.sh bash tests/bench/builds.sh $(BENCH_BASE) $(BUILD)/mvm
+
+# The CLI's instructions of a template start before the VMM, on this host
+# without KVM (a fixture template; callgrind): this tree, and the source
+# tree BENCH_BASE_SRC (built) when given. Deterministic.
+bench-tstart: $(BUILD)/mvm $(LIBMVM)
+	tests/bench/tstart_instr.sh $(BENCH_BASE_SRC) .
 
 # A restore's check of a snapshot file, CRC-32C alone and with SHA-256, per
 # MiB of non-zero memory (tests/bench/verify_file.c; host only, no KVM).

@@ -133,8 +133,8 @@ static bool has_net_device(const struct snap_state *st)
 	return false;
 }
 
-int snap_dir_parse(const uint8_t *buf, size_t len, struct snap_dir_info *out, char *err,
-		   size_t errlen)
+int snap_dir_parse(const uint8_t *buf, size_t len, bool digest, struct snap_dir_info *out,
+		   char *err, size_t errlen)
 {
 	struct snap_state *st = calloc(1, sizeof(*st));
 	const struct snap_section *sec;
@@ -145,9 +145,11 @@ int snap_dir_parse(const uint8_t *buf, size_t len, struct snap_dir_info *out, ch
 	if (ret)
 		goto out;
 	/* The bytes parsed here are the ones a seal must name (snap_seal.h). */
-	sha256_init(&sha);
-	sha256_update(&sha, len, buf);
-	sha256_digest(&sha, sizeof(out->state_sha256), out->state_sha256);
+	if (digest) {
+		sha256_init(&sha);
+		sha256_update(&sha, len, buf);
+		sha256_digest(&sha, sizeof(out->state_sha256), out->state_sha256);
+	}
 	sec = snap_state_find(st, SNAP_SEC_FILE, 0);
 	if (!sec || decode_files(sec, out)) {
 		snprintf(err, errlen, "snapshot state: missing or invalid file list");

@@ -211,23 +211,37 @@ int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
 	return ret;
 }
 
-static int read_state(int dfd, uint8_t **buf, size_t *len)
+/* The state file open at @fd, whole, into @buf (malloc'd). */
+static int read_state_fd(int fd, uint8_t **buf, size_t *len)
 {
-	int fd = openat(dfd, SNAP_DIR_STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
 	struct stat st;
+	int ret = 0;
 
 	*buf = NULL;
-	if (fd < 0)
-		return -errno;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
 		ret = -EINVAL;
 	else if ((uint64_t)st.st_size > SNAP_STATE_MAX)
 		ret = -E2BIG;
 	else if (!(*buf = malloc((size_t)st.st_size + 1)))
 		ret = -ENOMEM;
-	else if (read(fd, *buf, (size_t)st.st_size) != st.st_size)
+	else if (pread(fd, *buf, (size_t)st.st_size, 0) != st.st_size)
 		ret = -EIO;
 	*len = (size_t)st.st_size;
+	if (ret) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return ret;
+}
+
+static int read_state(int dfd, uint8_t **buf, size_t *len)
+{
+	int fd = openat(dfd, SNAP_DIR_STATE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+
+	*buf = NULL;
+	if (fd < 0)
+		return -errno;
+	ret = read_state_fd(fd, buf, len);
 	close(fd);
 	if (ret) {
 		free(*buf);
@@ -331,16 +345,25 @@ static int check_file(int dfd, const struct snap_dir_info *in, int i, const uint
 
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+	return snap_dir_info_held(dir, -1, true, out, err, errlen);
+}
+
+int snap_dir_info_held(const char *dir, int fd, bool digest, struct snap_dir_info *out,
+		       char *err, size_t errlen)
+{
+	int dfd = fd >= 0 ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
 	uint8_t *buf = NULL;
 	size_t len = 0;
 
 	memset(out, 0, sizeof(*out));
-	ret = dfd < 0 ? -errno : read_state(dfd, &buf, &len);
+	if (fd >= 0)
+		ret = read_state_fd(fd, &buf, &len);
+	else
+		ret = dfd < 0 ? -errno : read_state(dfd, &buf, &len);
 	if (ret)
 		snprintf(err, errlen, "%s/%s: %s", dir, SNAP_DIR_STATE, strerror(-ret));
 	else
-		ret = snap_dir_parse(buf, len, out, err, errlen);
+		ret = snap_dir_parse(buf, len, digest, out, err, errlen);
 	if (dfd >= 0)
 		close(dfd);
 	free(buf);
@@ -383,16 +406,40 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
 int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
 		       size_t errlen)
 {
+	return snap_verify_layers_held(dir, in, NULL, NULL, err, errlen);
+}
+
+int snap_verify_layers_held(const char *dir, const struct snap_dir_info *in, const int *fds,
+			    const bool *skip, char *err, size_t errlen)
+{
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
 	uint8_t k[SNAP_KEY_LEN];
+	bool keyed = false;
 
 	if (dfd < 0) {
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		return -errno;
 	}
-	ret = snap_dir_key(in, k, err, errlen);
-	for (int i = 1; !ret && i < in->nfiles; i++)
-		ret = check_file(dfd, in, i, k, NULL, err, errlen);
+	for (int i = 1; !ret && i < in->nfiles; i++) {
+		uint64_t size = 0;
+
+		if (skip && skip[i])
+			continue;
+		/* The key only when a layer is read: none is, mostly. */
+		if (!keyed && !(ret = snap_dir_key(in, k, err, errlen)))
+			keyed = true;
+		if (ret)
+			break;
+		if (!fds || fds[i] < 0) {
+			ret = check_file(dfd, in, i, k, NULL, err, errlen);
+			continue;
+		}
+		ret = matches(fds[i], -1, in, i, k, &size);
+		if (ret == -EBADMSG)
+			mismatch(in, i, size, err, errlen);
+		else if (ret)
+			snprintf(err, errlen, "snapshot file %s: %s", in->f[i].name, strerror(-ret));
+	}
 	explicit_bzero(k, sizeof(k));
 	close(dfd);
 	return ret;

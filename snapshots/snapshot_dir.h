@@ -82,10 +82,15 @@ int snap_export(struct vm *vm, const char *dir, const uint8_t k[SNAP_KEY_LEN],
  * reading the other files: for stores that identify them cheaply
  * (snapshots/template.h). 0 or -errno. */
 int snap_dir_info(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
+/* The same from the state file open at @fd (-1: "state" in @dir), its
+ * SHA-256 taken only when @digest (else state_sha256 is zeros: the caller
+ * knows the bytes unchanged since they were checked, snapshots/tpl_ledger.h). */
+int snap_dir_info_held(const char *dir, int fd, bool digest, struct snap_dir_info *out,
+		       char *err, size_t errlen);
 /* The same from the state file's bytes @buf[0..@len) (hostile input; the
  * fuzz target's entry: tests/fuzz/snap_state_fuzz.c). 0 or -errno. */
-int snap_dir_parse(const uint8_t *buf, size_t len, struct snap_dir_info *out, char *err,
-		   size_t errlen);
+int snap_dir_parse(const uint8_t *buf, size_t len, bool digest, struct snap_dir_info *out,
+		   char *err, size_t errlen);
 /* Check every file of the snapshot in @dir (and the identity of a base
  * outside it: snap_base_check); fill @out. 0 or -errno. */
 int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_t errlen);
@@ -94,6 +99,12 @@ int snap_verify_dir(const char *dir, struct snap_dir_info *out, char *err, size_
  * -errno with @err filled. */
 int snap_verify_layers(const char *dir, const struct snap_dir_info *in, char *err,
 		       size_t errlen);
+/* The same, layer @i read through @fds[i] when that is not -1 (a descriptor
+ * the caller holds: the inode it links), and not at all when @skip[i] (the
+ * caller knows it unchanged since it was read: snapshots/tpl_ledger.h);
+ * either may be NULL. The key is derived only if a layer is read. */
+int snap_verify_layers_held(const char *dir, const struct snap_dir_info *in, const int *fds,
+			    const bool *skip, char *err, size_t errlen);
 /* Copy the disk layers of @in from @dir into @dst (a directory), checking
  * each checksum again on the way. 0 or -errno. */
 int snap_copy_layers(const char *dir, const struct snap_dir_info *in, const char *dst,

@@ -14,6 +14,7 @@
 #include "common/file_io.h"
 #include "snapshots/snap_seal.h"
 #include "snapshots/template.h"
+#include "snapshots/tpl_ledger.h"
 
 #define FIXED_STATE  0	/* f[0]: state, f[1]: config.json, then the snapshot's files */
 #define FIXED_CONFIG 1
@@ -398,13 +399,19 @@ differ:
 int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	      char *err, size_t errlen)
 {
-	struct snap_seal seal;
+	return tpl_check_held(dir, info, m, NULL, err, errlen);
+}
+
+int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
+		   struct tpl_hold *hold, char *err, size_t errlen)
+{
+	struct snap_seal *seal = &m->seal;
 	int dfd, ret = tpl_meta_load(dir, m, err, errlen);
 
 	if (!ret)
-		ret = snap_seal_load(dir, "template", &seal, err, errlen);
+		ret = snap_seal_load(dir, "template", seal, err, errlen);
 	if (!ret)
-		ret = snap_seal_expect(&seal, dir, TPL_META, m->sha256, err, errlen);
+		ret = snap_seal_expect(seal, dir, TPL_META, m->sha256, err, errlen);
 	if (ret)
 		return ret;
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -415,10 +422,19 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	for (int i = 0; !ret && i < m->nfiles; i++)
 		ret = same_file(dfd, &m->f[i], err, errlen);
 	close(dfd);
+	/* The state, held: hashed and compared with the seal unless it is the
+	 * one whose bytes were so checked when the ledger's line was written
+	 * (20 KiB and more: its SHA-256 cost a start as much again as the
+	 * rest of the check). */
+	if (!ret && hold)
+		tpl_hold_state(dir, m->sha256, hold);
 	if (!ret)
-		ret = snap_dir_info(dir, info, err, errlen);
-	if (!ret)
-		ret = snap_seal_expect(&seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
+		ret = snap_dir_info_held(dir, hold ? hold->fd[0] : -1, !(hold && hold->same[0]),
+					 info, err, errlen);
+	if (!ret && !(hold && hold->same[0]))
+		ret = snap_seal_expect(seal, dir, SNAP_DIR_STATE, info->state_sha256, err, errlen);
+	if (!ret && hold)
+		hold->verified[0] = hold->fd[0] >= 0;
 	if (!ret && !snap_files_bound(info)) {
 		snprintf(err, errlen, "%s: its state lists no digest of its files a seal can bind (taken before keyed seals): refusing it", dir);
 		ret = -EBADMSG;
@@ -426,11 +442,17 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	if (!ret)
 		ret = same_list(m, info, err, errlen);
 	/* The layers are linked into each sandbox, so their change time moves
-	 * and cannot show an edit: their contents are read against the sealed
-	 * tags or SHA-256s (the memory file, never linked, is kept by its
-	 * identity). */
+	 * and alone cannot show an edit: their contents are read against the
+	 * sealed tags or SHA-256s (the memory file, never linked, is kept by
+	 * its identity), unless held under a lease and unchanged since the
+	 * last such read (snapshots/tpl_ledger.h). */
+	if (!ret && hold)
+		tpl_hold_layers(dir, info, m->sha256, hold);
 	if (!ret)
-		ret = snap_verify_layers(dir, info, err, errlen);
+		ret = snap_verify_layers_held(dir, info, hold ? hold->fd : NULL,
+					      hold ? hold->same : NULL, err, errlen);
+	for (int i = 1; !ret && hold && i < info->nfiles; i++)
+		hold->verified[i] = hold->fd[i] >= 0;
 	if (!ret && info->has_base && (ret = snap_base_check(&info->base, err, errlen))) {
 		char why[512];
 
@@ -440,6 +462,47 @@ int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 			 "SANDBOX)", m->name, why, m->name, m->name);
 	}
 	return ret;
+}
+
+void tpl_unlink_layers(const char *dir, const char *ledger, const char *sdir)
+{
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	struct tpl_meta *m = calloc(1, sizeof(*m));
+	struct tpl_hold *h = malloc(sizeof(*h));
+	int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char err[512];
+
+	if (h)
+		tpl_hold_init(h, ledger);
+	/* template.json unchecked: the ledger's lines name its SHA-256, so
+	 * another one matches none of them and nothing is recorded. */
+	if (!in || !m || !h || sfd < 0 || tpl_meta_load(dir, m, err, sizeof(err)) ||
+	    m->nfiles - FIXED_N > SNAP_MAX_FILES)
+		goto out;
+	in->nfiles = m->nfiles - FIXED_N;
+	for (int i = 0; i < in->nfiles; i++)
+		snprintf(in->f[i].name, sizeof(in->f[i].name), "%s", m->f[FIXED_N + i].name);
+	tpl_hold_state(dir, m->sha256, h);
+	h->verified[0] = h->same[0];	/* its line kept */
+	tpl_hold_layers(dir, in, m->sha256, h);
+	for (int i = 1; i < in->nfiles; i++) {
+		struct stat st;
+
+		/* Only a layer unchanged since it was last read is known now. */
+		h->verified[i] = h->same[i];
+		if (h->same[i] && !fstatat(sfd, in->f[i].name, &st, AT_SYMLINK_NOFOLLOW) &&
+		    tpl_hold_is(h, i, &st))
+			unlinkat(sfd, in->f[i].name, 0);
+	}
+	tpl_hold_commit(h);
+out:
+	if (h)
+		tpl_hold_release(h);
+	if (sfd >= 0)
+		close(sfd);
+	free(h);
+	free(m);
+	free(in);
 }
 
 static int cmp_name(const void *a, const void *b)

@@ -8,7 +8,8 @@
  * bound by a keyed seal (snapshots/snap_seal.h). A start compares those
  * identities (a stat per file) instead of reading the memory file again,
  * reads the (smaller) disk layers against their keyed tags (older
- * templates: their SHA-256s), and refuses a
+ * templates: their SHA-256s) when they changed since the last start read
+ * them (snapshots/tpl_ledger.h), and refuses a
  * template whose files changed. template.json is hostile input
  * like the rest: bounded, parsed strictly, and checked against the state
  * file's own checksummed file list. A template of a sandbox made with
@@ -22,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "snapshots/snap_seal.h"
 #include "snapshots/snapshot_dir.h"
 
 #define TPL_META       "template.json"
@@ -51,6 +53,7 @@ struct tpl_meta {
 	struct snap_base base;		/* its image, referenced, never copied */
 	char bundle[SNAP_SHA256_HEX];	/* the bundle it was imported from ("": made here) */
 	uint8_t sha256[32];		/* of template.json's bytes as parsed */
+	struct snap_seal seal;		/* the directory's seal, as tpl_check verified it */
 };
 
 /* The store's directory (not created). 0 or -ENAMETOOLONG. */
@@ -96,5 +99,20 @@ int tpl_meta_load(const char *dir, struct tpl_meta *m, char *err, size_t errlen)
  */
 int tpl_check(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
 	      char *err, size_t errlen);
+/* The same for a start: the layers held under read leases in @hold and
+ * read only when they changed since the last start that recorded them
+ * (snapshots/tpl_ledger.h); the caller links the held inodes, then
+ * tpl_hold_commit and tpl_hold_release (also after a failure). */
+struct tpl_hold;
+int tpl_check_held(const char *dir, struct snap_dir_info *info, struct tpl_meta *m,
+		   struct tpl_hold *hold, char *err, size_t errlen);
+
+/* Before a sandbox's state directory @sdir goes: unlink its links to the
+ * layers of the template in @dir, keeping the ledger @ledger true (each
+ * layer unchanged since its line, held under a lease, is recorded again
+ * after its link went), so that the next start need not read them. Best
+ * effort: the rest goes with the directory, and a layer not recorded is
+ * read at the next start. */
+void tpl_unlink_layers(const char *dir, const char *ledger, const char *sdir);
 
 #endif

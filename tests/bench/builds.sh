@@ -15,15 +15,17 @@
 #   snapshot   `mvm snapshot NAME DIR` (the VMM writes and digests memory)
 #   restore    `mvm restore DIR NEW`, then its first exec
 #   tstart     `mvm create --template` (template made from the sandbox),
-#              then its first exec
+#              then its first exec; the CLI's instructions of a second
+#              start beside the first
 # Measures, each said in the output: wall (ms, the box's clock: noisy), the
 # CLI's own CPU time (user+sys of the mvm process and the children it
 # reaped: the host-side checks, never the guest), the VMM's CPU time spent
 # in a snapshot or checkpoint (utime+stime of its process from /proc, before
 # and after: 10 ms ticks), and system calls of one exec and one cp
 # (strace -f -c: a count, not a timing), the VMM's peak RSS beyond the
-# guest's resident RAM after create and one exec, instructions of the exec and cp
-# CLI processes (valgrind cachegrind, the CLI alone: a proxy for CPU cost). Raw lines: "B27 SIDE ROUND KEY VALUE".
+# guest's resident RAM after create and one exec, instructions of the exec, cp
+# and template start CLI processes (valgrind cachegrind, the CLI alone: a
+# proxy for CPU cost, and a count: the same in every round). Raw lines: "B27 SIDE ROUND KEY VALUE".
 set -eu
 [ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: $0 MVM_A MVM_B [MVM_C]" >&2; exit 2; }
 ROUNDS=${MVM_B27_ROUNDS:-3}
@@ -33,7 +35,7 @@ RAW=${MVM_B27_RAW:-$T/raw}
 cleanup() {
 	for s in A B C; do
 		[ -d "$T/$s/state" ] || continue
-		for n in r t b; do MVM_STATE_DIR=$T/$s/state "$T/$s.mvm" rm -f "$n" >/dev/null 2>&1 || true; done
+		for n in r t2 t b; do MVM_STATE_DIR=$T/$s/state "$T/$s.mvm" rm -f "$n" >/dev/null 2>&1 || true; done
 	done
 	rm -rf "$T"
 }
@@ -120,7 +122,13 @@ print(int(hwm) - int(st["guest_resident_kib"]))' "$MVM_STATE_DIR/b")"
 	timed tstart "$m" create t --template tpl
 	"$m" exec t -- true
 	out tstart-exec.wall $(($(ms) - t0))
-	for n in t b; do "$m" rm -f "$n" >/dev/null; done
+	# The CLI's instructions of a template start (the CLI alone, not the
+	# VMM it execs, nor the fork before that exec): a second sandbox from
+	# the template while the first runs, its layers as the first recorded.
+	valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+		--child-silent-after-fork=yes --log-file="$T/vg" "$m" create t2 --template tpl >/dev/null
+	out tstart.cli-instr "$(sed -n 's/.*I *refs: *//p' "$T/vg" | tr -d ,)"
+	for n in t2 t b; do "$m" rm -f "$n" >/dev/null; done
 	"$m" template rm tpl >/dev/null
 	rm -rf "$T/$S/snap"
 }

@@ -51,7 +51,7 @@ static void check(const uint8_t *buf, size_t len)
 	free(s);
 	/* The directory's view: the FILE list (v1-v3) and the base record. */
 	if (in)
-		snap_dir_parse(buf, len, in, err, sizeof(err));
+		snap_dir_parse(buf, len, true, in, err, sizeof(err));
 	free(in);
 	if (!vm_snap_check(fake_vm(), buf, len, &l, err, sizeof(err)))
 		vm_snap_loaded_free(l);

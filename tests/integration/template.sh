@@ -4,8 +4,8 @@
 # independently, draw different random numbers and carry their own
 # hostnames and MAC addresses. A template survives its source's removal,
 # `template rm` is refused while a sandbox uses it, and a template whose
-# memory file changed after creation is refused at start with nothing left
-# behind (its modification time put back or not), and so is one whose
+# disk layer or memory file changed after creation is refused at start with
+# nothing left behind (its modification time put back or not), and so is one whose
 # config.json was edited to name a host file (kernel, disk); a snapshot's
 # likewise (keyed seals, issue 27), and a restore takes no network setting
 # from it. A --template naming only an image is refused as such.
@@ -184,6 +184,23 @@ import json, sys; c = json.load(open(sys.argv[1])); print(c["publish"], repr(c["
 gx r 'cat /data/f'
 expect_eq "the restored sandbox runs" "prepared" "$(cat "$T/out")"
 run_mvm rm -f r
+
+# A changed disk layer is refused at start, even with its modification time
+# put back, though starts no longer read unchanged layers (their ledger of
+# change times, snapshots/tpl_ledger.h): its change time moved, so it is
+# read against its keyed tag; nothing is created.
+[ -f "$T/templates/tpl/data.img" ] || fail "no data.img layer: $(ls "$T/templates/tpl")"
+chmod u+w "$T/templates/tpl" "$T/templates/tpl/data.img"
+mtime=$(stat -c %y "$T/templates/tpl/data.img")
+# In the disk's last block: free, so a and b (running on the same inode)
+# never read it.
+printf 'Y' | dd of="$T/templates/tpl/data.img" bs=1 seek=$(($(stat -c %s "$T/templates/tpl/data.img") - 100)) \
+	conv=notrunc 2>/dev/null
+touch -d "$mtime" "$T/templates/tpl/data.img"
+run_mvm create c --template tpl
+[ "$rc" = 125 ] || fail "create from a template with an edited layer gave $rc"
+expect_match "edited layer message" "data.img.*keyed tag" "$(cat "$T/err")"
+[ ! -e "$MVM_STATE_DIR/c" ] || fail "a refused template start (layer) left a state directory"
 
 # A changed memory file is refused at start, even with its modification
 # time put back (its change time is sealed); nothing is created.

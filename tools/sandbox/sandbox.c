@@ -13,6 +13,7 @@
 #include "common/fs_util.h"
 #include "tools/sandbox/api_client.h"
 #include "tools/sandbox/sandbox.h"
+#include "tools/sandbox/template.h"
 #include "tools/sandbox/sock_probe.h"
 #include "tools/sandbox/sandbox_cgroup.h"
 
@@ -257,6 +258,7 @@ int sb_remove_state(const char *name)
 
 	if (ret)
 		return ret;
+	sb_template_unlink(name);	/* keeps its template's ledger true */
 	ret = rm_tree(dir);
 	sb_cgroup_remove(name);
 	return ret;

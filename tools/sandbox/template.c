@@ -19,6 +19,7 @@
 #include "common/fs_util.h"
 #include "guest/agent/proto.h"
 #include "snapshots/template.h"
+#include "snapshots/tpl_ledger.h"
 #include "tools/sandbox/agent_sync.h"
 #include "tools/sandbox/sandbox.h"
 #include "tools/sandbox/sandbox_policy.h"
@@ -72,6 +73,43 @@ static int copy_small(const char *src, const char *dst)
 	return ret;
 }
 
+/* Template @tpl's ledger (snapshots/tpl_ledger.h): in the state root, which
+ * no VMM reaches, never in the store. "" when the name is too long. */
+static void ledger_path(const char *tpl, char *out, size_t cap)
+{
+	char root[PATH_MAX];
+
+	if (sb_root(root, sizeof(root)) || snprintf(out, cap, "%s/.template-%s.seen", root, tpl) >=
+	    (int)cap)
+		out[0] = 0;
+}
+
+/* The sealed template's layers into its ledger (snapshots/tpl_ledger.h),
+ * so that its first start does not read them again: held, read once more
+ * through the held descriptors (a write before the leases were taken would
+ * otherwise go unseen), recorded. Best effort: without it, that start
+ * reads them. */
+static void record_layers(const char *stage, const char *tpl)
+{
+	char ledger[PATH_MAX];
+
+	struct snap_dir_info *in = calloc(1, sizeof(*in));
+	struct tpl_meta *m = calloc(1, sizeof(*m));
+	struct tpl_hold *hold = malloc(sizeof(*hold));
+	char why[512];
+
+	ledger_path(tpl, ledger, sizeof(ledger));
+	if (hold)
+		tpl_hold_init(hold, ledger);
+	if (in && m && hold && !tpl_check_held(stage, in, m, hold, why, sizeof(why)))
+		tpl_hold_commit(hold);
+	if (hold)
+		tpl_hold_release(hold);
+	free(hold);
+	free(in);
+	free(m);
+}
+
 /* In the staging directory @stage: snapshot, configuration, verify, seal. */
 static int fill_stage(const char *tpl, const char *from, const char *stage, char *err,
 		      size_t errlen)
@@ -91,6 +129,8 @@ static int fill_stage(const char *tpl, const char *from, const char *stage, char
 			 strerror(-ret));
 	if (!ret)
 		ret = tpl_seal(stage, tpl, from, &in, err, errlen);
+	if (!ret)
+		record_layers(stage, tpl);
 	return ret;
 }
 
@@ -176,6 +216,13 @@ int sb_template_remove(const char *tpl, char *err, size_t errlen)
 		ret = -ENOENT;
 	if (!ret)
 		ret = remove_dir(dir);
+	if (!ret) {
+		char ledger[PATH_MAX];
+
+		ledger_path(tpl, ledger, sizeof(ledger));
+		if (ledger[0])
+			unlink(ledger);
+	}
 	if (ret == -ENOENT)
 		snprintf(err, errlen, "no template named %s", tpl);
 	else if (ret)
@@ -184,18 +231,26 @@ int sb_template_remove(const char *tpl, char *err, size_t errlen)
 }
 
 /* The template's disk layers into the state dir: hard links (no copy, one
- * page cache), or verified copies when the store is on another file system. */
+ * page cache), or verified copies when the store is on another file system.
+ * A link made of a layer @hold holds is that very inode, or nothing is. */
 static int take_layers(const char *tdir, const struct snap_dir_info *in, const char *sdir,
-		       char *err, size_t errlen)
+		       const struct tpl_hold *hold, char *err, size_t errlen)
 {
 	int tfd = open(tdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int sfd = open(sdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
 
 	if (tfd < 0 || sfd < 0)
 		ret = -errno;
-	for (int i = 1; !ret && i < in->nfiles; i++)
+	for (int i = 1; !ret && i < in->nfiles; i++) {
+		struct stat st;
+
 		if (linkat(tfd, in->f[i].name, sfd, in->f[i].name, 0))
 			ret = -errno;
+		else if (hold->fd[i] >= 0 && (fstatat(sfd, in->f[i].name, &st, AT_SYMLINK_NOFOLLOW) ||
+					       !tpl_hold_is(hold, i, &st)))
+			ret = -EBADMSG, snprintf(err, errlen, "template file %s was replaced while "
+						 "it was linked: refusing it", in->f[i].name);
+	}
 	if (tfd >= 0)
 		close(tfd);
 	if (sfd >= 0)
@@ -209,7 +264,7 @@ static int take_layers(const char *tdir, const struct snap_dir_info *in, const c
 		}
 		return snap_copy_layers(tdir, in, sdir, err, errlen);
 	}
-	if (ret)
+	if (ret && ret != -EBADMSG)
 		snprintf(err, errlen, "linking the template's disk layers: %s", strerror(-ret));
 	return ret;
 }
@@ -217,9 +272,11 @@ static int take_layers(const char *tdir, const struct snap_dir_info *in, const c
 /* The template's configuration under the new name, with this sandbox's own
  * environment additions and network options; the machine stays the template's. */
 static int take_config(const struct sb_template_start *o, const char *tdir,
-		       const struct snap_dir_info *in, char *err, size_t errlen)
+		       const struct snap_dir_info *in, const struct tpl_meta *m, char *err,
+		       size_t errlen)
 {
 	char src[PATH_MAX + 16], dst[PATH_MAX], why[512];
+	uint8_t sha[32];
 	struct sb_config c;
 	struct timespec t;
 	int ret;
@@ -228,7 +285,10 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	ret = sb_path(o->name, "config.json", dst, sizeof(dst));
 	if (!ret)
 		ret = copy_small(src, dst);
-	if (!ret && snap_seal_check_copy(tdir, "template", "config.json", dst, err, errlen))
+	/* The copy is what the seal tpl_check verified names: a swap of the
+	 * template's file after the check changes nothing. */
+	if (!ret && (ret = snap_seal_digest_file(dst, 1 << 20, sha)) == 0 &&
+	    snap_seal_expect(&m->seal, tdir, "config.json", sha, err, errlen))
 		return -EBADMSG;
 	if (!ret)
 		ret = sb_config_load(o->name, &c);
@@ -267,16 +327,19 @@ static int take_config(const struct sb_template_start *o, const char *tdir,
 	return ret;
 }
 
-/* Everything before the VMM starts; on failure the caller removes @sdir. */
+/* Everything before the VMM starts; on failure the caller removes @sdir.
+ * The layers first: the longer before the ledger is written, the likelier
+ * the clock has passed their links' change time (tpl_hold_commit). */
 static int prepare(const struct sb_template_start *o, const char *tdir,
-		   const struct snap_dir_info *in, const char *sdir, char *err, size_t errlen)
+		   const struct snap_dir_info *in, const struct tpl_meta *m,
+		   const struct tpl_hold *hold, const char *sdir, char *err, size_t errlen)
 {
 	char p[PATH_MAX + 32];
 	FILE *fp;
-	int ret = take_config(o, tdir, in, err, errlen);
+	int ret = take_layers(tdir, in, sdir, hold, err, errlen);
 
 	if (!ret)
-		ret = take_layers(tdir, in, sdir, err, errlen);
+		ret = take_config(o, tdir, in, m, err, errlen);
 	if (!ret && (ret = snap_new_top(sdir, in)))
 		snprintf(err, errlen, "the new disk overlay: %s", strerror(-ret));
 	if (ret)
@@ -299,9 +362,13 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 {
 	struct snap_dir_info *in = calloc(1, sizeof(*in));
 	struct tpl_meta *m = calloc(1, sizeof(*m));
-	char tdir[PATH_MAX];
-	int ret = !in || !m ? -ENOMEM : 0;
+	struct tpl_hold *hold = malloc(sizeof(*hold));
+	char tdir[PATH_MAX], ledger[PATH_MAX];
+	int ret = !in || !m || !hold ? -ENOMEM : 0;
 
+	ledger_path(o->tpl, ledger, sizeof(ledger));
+	if (hold)
+		tpl_hold_init(hold, ledger);
 	if (!ret && tpl_dir(o->tpl, tdir, sizeof(tdir))) {
 		snprintf(err, errlen, "bad template name '%s'", o->tpl);
 		ret = -EINVAL;
@@ -309,16 +376,40 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 		snprintf(err, errlen, "no template named %s (mvm template ls)", o->tpl);
 		ret = -ENOENT;
 	}
-	/* The cheap check: a stat per file, the state parsed; nothing read in bulk. */
+	/* The cheap check: a stat per file, the state parsed; the layers read
+	 * only when they changed since the last start (snapshots/tpl_ledger.h). */
 	if (!ret)
-		ret = tpl_check(tdir, in, m, err, errlen);
+		ret = tpl_check_held(tdir, in, m, hold, err, errlen);
 	start_trace("tpl: checked");
 	if (!ret)
-		ret = prepare(o, tdir, in, sdir, err, errlen);
+		ret = prepare(o, tdir, in, m, hold, sdir, err, errlen);
+	/* Every held layer was read or found unchanged, and linked: recorded
+	 * as it is now, its change time that of this start's link. */
+	if (!ret)
+		tpl_hold_commit(hold);
 	start_trace("tpl: prepared");
+	if (hold)
+		tpl_hold_release(hold);
+	free(hold);
 	free(in);
 	free(m);
 	return ret;
+}
+
+void sb_template_unlink(const char *name)
+{
+	char tdir[PATH_MAX], sdir[PATH_MAX], ledger[PATH_MAX];
+	struct sb_config c;
+	bool from_tpl;
+
+	if (sb_config_load(name, &c))
+		return;
+	from_tpl = c.template_name[0] && !tpl_dir(c.template_name, tdir, sizeof(tdir)) &&
+		   !access(tdir, F_OK);
+	ledger_path(c.template_name, ledger, sizeof(ledger));
+	sb_config_free(&c);
+	if (from_tpl && ledger[0] && !sb_path(name, NULL, sdir, sizeof(sdir)))
+		tpl_unlink_layers(tdir, ledger, sdir);
 }
 
 int sb_template_identity(const char *name, char *err, size_t errlen)

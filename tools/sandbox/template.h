@@ -56,4 +56,10 @@ int sb_template_prepare(const struct sb_template_start *o, const char *sdir, cha
 			size_t errlen);
 int sb_template_identity(const char *name, char *err, size_t errlen);
 
+/* Before NAME's state directory is removed: its links to its template's
+ * disk layers go first, keeping the template's ledger true so that the
+ * next start from it need not read them (snapshots/tpl_ledger.h). Best
+ * effort; nothing when NAME is not from a template that still exists. */
+void sb_template_unlink(const char *name);
+
 #endif
