@@ -4,6 +4,7 @@
 #include <sys/random.h>
 #include <nettle/base16.h>
 
+#include "common/le_bytes.h"
 #include "snapshots/snap_mac.h"
 
 static const char label[] = "mvm snapshot umac v1";
@@ -49,21 +50,15 @@ void snap_mac_key_with(const uint8_t host[HOST_KEY_LEN], const uint8_t salt[SNAP
 	explicit_bzero(hex, sizeof(hex));
 }
 
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 void snap_mac_start(struct snap_mac *m, const uint8_t k[SNAP_KEY_LEN], uint32_t index,
 		    uint64_t size)
 {
 	uint8_t nonce[8], s[8];
 
 	umac128_set_key(&m->u, k);
-	le64(nonce, index);
+	le_put64(nonce, index);
 	umac128_set_nonce(&m->u, sizeof(nonce), nonce);
-	le64(s, size);
+	le_put64(s, size);
 	umac128_update(&m->u, sizeof(s), s);
 }
 
@@ -71,7 +66,7 @@ void snap_mac_block(struct snap_mac *m, uint64_t off, const uint8_t *p, size_t n
 {
 	uint8_t o[8];
 
-	le64(o, off);
+	le_put64(o, off);
 	umac128_update(&m->u, sizeof(o), o);
 	umac128_update(&m->u, n, p);
 }

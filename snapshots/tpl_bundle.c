@@ -3,33 +3,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "common/crc32c.h"
 #include "snapshots/template.h"
 #include "snapshots/tpl_bundle.h"
 
 #define DIGEST_OFF 96
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
 
 static bool zeros(const uint8_t *p, size_t n)
 {
@@ -88,12 +67,12 @@ int tb_header_count(const uint8_t *h, size_t len, char *err, size_t errlen)
 		return bad(err, errlen, "truncated header");
 	if (memcmp(h, TB_MAGIC, 8))
 		return bad(err, errlen, "bad magic (not a bundle written by mvm template export)");
-	if (get32(h + 8) != TB_VERSION) {
+	if (le_get32(h + 8) != TB_VERSION) {
 		snprintf(err, errlen, "template bundle version %u: this mvm reads version %u",
-			 get32(h + 8), TB_VERSION);
+			 le_get32(h + 8), TB_VERSION);
 		return -EBADMSG;
 	}
-	n = get32(h + 12);
+	n = le_get32(h + 12);
 	if (n < 4 || n > TB_MAX_ENTRIES)
 		return bad(err, errlen, "entry count out of range");
 	return (int)n;
@@ -135,11 +114,11 @@ static int record(const uint8_t *r, struct tb_manifest *m, int i, char *err, siz
 			snprintf(err, errlen, "not a valid template bundle: entry '%s' twice", e->name);
 			return -EBADMSG;
 		}
-	e->kind = get32(r + 64);
-	e->size = get64(r + 72);
-	e->stored = get64(r + 80);
+	e->kind = le_get32(r + 64);
+	e->size = le_get64(r + 72);
+	e->stored = le_get64(r + 80);
 	memcpy(e->sha256, r + 96, 32);
-	if (!kind_in_order(m, i, e->kind) || get32(r + 68) || !zeros(r + 88, 8))
+	if (!kind_in_order(m, i, e->kind) || le_get32(r + 68) || !zeros(r + 88, 8))
 		return bad(err, errlen, "entries out of order, of an unknown kind or with reserved "
 			   "fields set");
 	if (e->size > kind_max(e->kind)) {
@@ -210,17 +189,17 @@ void tb_manifest_encode(struct tb_manifest *m, uint8_t *buf)
 {
 	memset(buf, 0, tb_manifest_len(m->n));
 	memcpy(buf, TB_MAGIC, 8);
-	put32(buf + 8, TB_VERSION);
-	put32(buf + 12, (uint32_t)m->n);
+	le_put32(buf + 8, TB_VERSION);
+	le_put32(buf + 12, (uint32_t)m->n);
 	memcpy(buf + 16, m->tpl, strnlen(m->tpl, TB_NAME_MAX - 1));
 	for (int i = 0; i < m->n; i++) {
 		uint8_t *r = buf + tb_manifest_len(i);
 		const struct tb_entry *e = &m->e[i];
 
 		memcpy(r, e->name, strnlen(e->name, TB_NAME_MAX - 1));
-		put32(r + 64, e->kind);
-		put64(r + 72, e->size);
-		put64(r + 80, e->stored);
+		le_put32(r + 64, e->kind);
+		le_put64(r + 72, e->size);
+		le_put64(r + 80, e->stored);
 		memcpy(r + 96, e->sha256, 32);
 	}
 	digest_of(buf, m->n, m->digest);
@@ -233,7 +212,7 @@ void tb_stream_start(struct sha256_ctx *c, uint32_t *crc, uint64_t size)
 {
 	uint8_t s[8];
 
-	put64(s, size);
+	le_put64(s, size);
 	sha256_init(c);
 	sha256_update(c, 8, s);
 	*crc = crc32c(0, s, 8);
@@ -246,7 +225,7 @@ void tb_stream_block(struct sha256_ctx *c, uint32_t *crc, uint64_t off, const ui
 
 	if (zeros(p, n))
 		return;
-	put64(o, off);
+	le_put64(o, off);
 	sha256_update(c, 8, o);
 	sha256_update(c, n, p);
 	*crc = crc32c(crc32c(*crc, o, 8), p, n);
@@ -275,7 +254,7 @@ void tb_dec_init(struct tb_dec *d, const struct tb_entry *e, tb_sink_fn sink, vo
 /* An extent header just completed: check it against the file and the last one. */
 static int extent_start(struct tb_dec *d, char *err, size_t errlen)
 {
-	uint64_t off = get64(d->hdr), len = get64(d->hdr + 8);
+	uint64_t off = le_get64(d->hdr), len = le_get64(d->hdr + 8);
 
 	d->hdr_have = 0;
 	if (len == 0 || off % TB_BLOCK || off < d->end || off > d->size || len > d->size - off ||

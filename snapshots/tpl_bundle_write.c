@@ -5,17 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/le_bytes.h"
 #include "common/file_io.h"
 #include "snapshots/mem_delta.h"
 #include "snapshots/tpl_bundle.h"
 
 #define CHUNK (1u << 20)
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
 
 void tb_enc_begin(struct tb_enc *e, int out, uint64_t pos, uint64_t size)
 {
@@ -35,8 +30,8 @@ static int close_run(struct tb_enc *e)
 	if (!e->in_run)
 		return 0;
 	e->in_run = false;
-	le64(h, e->run_off);
-	le64(h + 8, e->run_len);
+	le_put64(h, e->run_off);
+	le_put64(h + 8, e->run_len);
 	return file_pwrite(e->out, h, sizeof(h), e->run_hdr);
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "vmm/arch/arm64/gic_state.h"
 
 uint64_t arm64_gic_mpidr_attr(uint64_t mpidr)
@@ -173,29 +174,6 @@ int arm64_gic_plan(const struct arm64_gic_host *h, struct arm64_gic_reg *out, si
 	return (int)p.n;
 }
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
 size_t arm64_gic_record_size(size_t n)
 {
 	return ARM64_GIC_RECORD_HDR + n * ARM64_GIC_ENTRY;
@@ -205,17 +183,17 @@ void arm64_gic_record_write(uint8_t *buf, const struct arm64_gic_reg *plan, cons
 			    size_t n, uint32_t nr_irqs, uint32_t ncpus)
 {
 	memset(buf, 0, arm64_gic_record_size(n));
-	put32(buf, ARM64_GIC_RECORD_MAGIC);
-	put32(buf + 4, ARM64_GIC_RECORD_VERSION);
-	put32(buf + 8, (uint32_t)n);
-	put32(buf + 12, nr_irqs);
-	put32(buf + 16, ncpus);
+	le_put32(buf, ARM64_GIC_RECORD_MAGIC);
+	le_put32(buf + 4, ARM64_GIC_RECORD_VERSION);
+	le_put32(buf + 8, (uint32_t)n);
+	le_put32(buf + 12, nr_irqs);
+	le_put32(buf + 16, ncpus);
 	for (size_t i = 0; i < n; i++) {
 		uint8_t *e = buf + ARM64_GIC_RECORD_HDR + i * ARM64_GIC_ENTRY;
 
-		put32(e, plan[i].group);
-		put64(e + 8, plan[i].attr);
-		put64(e + 16, vals[i]);
+		le_put32(e, plan[i].group);
+		le_put64(e + 8, plan[i].attr);
+		le_put64(e + 16, vals[i]);
 	}
 }
 
@@ -230,20 +208,20 @@ int arm64_gic_record_check(const uint8_t *p, size_t len, char *err, size_t errle
 {
 	uint32_t count;
 
-	if (len < ARM64_GIC_RECORD_HDR || get32(p) != ARM64_GIC_RECORD_MAGIC) {
+	if (len < ARM64_GIC_RECORD_HDR || le_get32(p) != ARM64_GIC_RECORD_MAGIC) {
 		snprintf(err, errlen, "vGIC record: no arm64 vGIC record header");
 		return -EINVAL;
 	}
-	if (get32(p + 4) != ARM64_GIC_RECORD_VERSION) {
-		snprintf(err, errlen, "vGIC record: version %u is not %u", get32(p + 4),
+	if (le_get32(p + 4) != ARM64_GIC_RECORD_VERSION) {
+		snprintf(err, errlen, "vGIC record: version %u is not %u", le_get32(p + 4),
 			 ARM64_GIC_RECORD_VERSION);
 		return -EINVAL;
 	}
-	if (get32(p + 20)) {
+	if (le_get32(p + 20)) {
 		snprintf(err, errlen, "vGIC record: a reserved header field is not zero");
 		return -EINVAL;
 	}
-	count = get32(p + 8);
+	count = le_get32(p + 8);
 	if (count > ARM64_GIC_RECORD_MAX) {
 		snprintf(err, errlen, "vGIC record: %u attributes, at most %d", count,
 			 ARM64_GIC_RECORD_MAX);
@@ -257,11 +235,11 @@ int arm64_gic_record_check(const uint8_t *p, size_t len, char *err, size_t errle
 		const uint8_t *e = p + ARM64_GIC_RECORD_HDR + (size_t)i * ARM64_GIC_ENTRY;
 		bool wide;
 
-		if (!group_known(get32(e), &wide) || get32(e + 4)) {
+		if (!group_known(le_get32(e), &wide) || le_get32(e + 4)) {
 			snprintf(err, errlen, "vGIC record: entry %u is in no vGIC state group", i);
 			return -EINVAL;
 		}
-		if (!wide && get64(e + 16) >> 32) {
+		if (!wide && le_get64(e + 16) >> 32) {
 			snprintf(err, errlen, "vGIC record: entry %u's 32-bit value is wider", i);
 			return -EINVAL;
 		}
@@ -277,27 +255,27 @@ int arm64_gic_record_match(const uint8_t *p, size_t len, const struct arm64_gic_
 
 	if (ret)
 		return ret;
-	if (get32(p + 12) != nr_irqs || get32(p + 16) != ncpus) {
+	if (le_get32(p + 12) != nr_irqs || le_get32(p + 16) != ncpus) {
 		snprintf(err, errlen, "vGIC record: %u interrupts and %u vCPUs; this VM's vGIC has"
-			 " %u and %u", get32(p + 12), get32(p + 16), nr_irqs, ncpus);
+			 " %u and %u", le_get32(p + 12), le_get32(p + 16), nr_irqs, ncpus);
 		return -EINVAL;
 	}
-	if (get32(p + 8) != n) {
+	if (le_get32(p + 8) != n) {
 		snprintf(err, errlen, "vGIC record: %u attributes; this host's KVM has %zu",
-			 get32(p + 8), n);
+			 le_get32(p + 8), n);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *e = p + ARM64_GIC_RECORD_HDR + i * ARM64_GIC_ENTRY;
 
-		if (get32(e) != plan[i].group || get64(e + 8) != plan[i].attr) {
+		if (le_get32(e) != plan[i].group || le_get64(e + 8) != plan[i].attr) {
 			snprintf(err, errlen, "vGIC record: entry %zu is group %u attribute 0x%llx;"
-				 " this host's is group %u attribute 0x%llx", i, get32(e),
-				 (unsigned long long)get64(e + 8), plan[i].group,
+				 " this host's is group %u attribute 0x%llx", i, le_get32(e),
+				 (unsigned long long)le_get64(e + 8), plan[i].group,
 				 (unsigned long long)plan[i].attr);
 			return -EINVAL;
 		}
-		vals[i] = get64(e + 16);
+		vals[i] = le_get64(e + 16);
 	}
 	return 0;
 }

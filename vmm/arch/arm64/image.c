@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "vmm/arch/arm64/fdt.h"
 #include "vmm/arch/arm64/image.h"
 
@@ -14,15 +15,6 @@
 #define FLAG_BE         0x1ULL
 #define FLAG_PAGE_SHIFT 1
 #define PAGE_4K         0x1000ULL
-
-static uint64_t le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
 
 int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *out,
 		      char *err, size_t errlen)
@@ -40,9 +32,9 @@ int arm64_image_parse(const uint8_t *buf, size_t len, struct arm64_image *out,
 		snprintf(err, errlen, "not an arm64 Image (no \"ARM\\x64\" magic at byte 56)");
 		return -EINVAL;
 	}
-	out->text_offset = le64(buf + HDR_TEXT_OFFSET);
-	out->image_size = le64(buf + HDR_IMAGE_SIZE);
-	flags = le64(buf + HDR_FLAGS);
+	out->text_offset = le_get64(buf + HDR_TEXT_OFFSET);
+	out->image_size = le_get64(buf + HDR_IMAGE_SIZE);
+	flags = le_get64(buf + HDR_FLAGS);
 	if (flags & FLAG_BE) {
 		snprintf(err, errlen, "a big-endian arm64 kernel: mvm runs little-endian guests");
 		return -EINVAL;

@@ -4,25 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "vmm/arch/arm64/reg_record.h"
 #include "vmm/arch/arm64/regs.h"
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 static size_t slot(unsigned bytes)
 {
@@ -52,8 +36,8 @@ void arm64_reg_writer_init(struct arm64_reg_writer *w, uint8_t *buf, size_t cap)
 		return;
 	}
 	memset(buf, 0, ARM64_REG_RECORD_HDR);
-	put32(buf, ARM64_REG_RECORD_MAGIC);
-	put32(buf + 4, ARM64_REG_RECORD_VERSION);
+	le_put32(buf, ARM64_REG_RECORD_MAGIC);
+	le_put32(buf + 4, ARM64_REG_RECORD_VERSION);
 }
 
 uint8_t *arm64_reg_writer_add(struct arm64_reg_writer *w, uint64_t id)
@@ -75,8 +59,8 @@ uint8_t *arm64_reg_writer_add(struct arm64_reg_writer *w, uint64_t id)
 	}
 	p = w->buf + w->len;
 	memset(p, 0, need);
-	put32(p, (uint32_t)id);
-	put32(p + 4, (uint32_t)(id >> 32));
+	le_put32(p, (uint32_t)id);
+	le_put32(p + 4, (uint32_t)(id >> 32));
 	w->len += need;
 	w->n++;
 	return p + 8;
@@ -86,7 +70,7 @@ long arm64_reg_writer_finish(struct arm64_reg_writer *w)
 {
 	if (w->err)
 		return w->err;
-	put32(w->buf + 8, w->n);
+	le_put32(w->buf + 8, w->n);
 	return (long)w->len;
 }
 
@@ -112,7 +96,7 @@ static int parse_entries(const uint8_t *p, size_t len, struct arm64_reg_entry *o
 			snprintf(err, errlen, "register record: entry %u of %u is cut off", i, count);
 			return -EINVAL;
 		}
-		id = get64(p + off);
+		id = le_get64(p + off);
 		if (!arm64_reg_id_valid(id, err, errlen))
 			return -EINVAL;
 		bytes = arm64_reg_bytes(id);
@@ -147,16 +131,16 @@ int arm64_reg_record_parse(const uint8_t *p, size_t len, struct arm64_reg_entry 
 {
 	uint32_t count;
 
-	if (len < ARM64_REG_RECORD_HDR || get32(p) != ARM64_REG_RECORD_MAGIC) {
+	if (len < ARM64_REG_RECORD_HDR || le_get32(p) != ARM64_REG_RECORD_MAGIC) {
 		snprintf(err, errlen, "register record: no arm64 register record header");
 		return -EINVAL;
 	}
-	if (get32(p + 4) != ARM64_REG_RECORD_VERSION || get32(p + 12)) {
-		snprintf(err, errlen, "register record: version %u is not %u", get32(p + 4),
+	if (le_get32(p + 4) != ARM64_REG_RECORD_VERSION || le_get32(p + 12)) {
+		snprintf(err, errlen, "register record: version %u is not %u", le_get32(p + 4),
 			 ARM64_REG_RECORD_VERSION);
 		return -EINVAL;
 	}
-	count = get32(p + 8);
+	count = le_get32(p + 8);
 	if (count > ARM64_REG_RECORD_MAX || count > cap) {
 		snprintf(err, errlen, "register record: %u registers, at most %zu", count,
 			 cap < ARM64_REG_RECORD_MAX ? cap : (size_t)ARM64_REG_RECORD_MAX);

@@ -4,15 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "vmm/arch/arm64/reg_record.h"
 #include "vmm/arch/arm64/regs.h"
 #include "vmm/arch/arm64/vcpu_section.h"
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 void arm64_vcpu_section_header(uint8_t hdr[ARM64_VCPU_SECTION_HDR], uint32_t mp)
 {
@@ -26,7 +21,7 @@ static int find64(const struct arm64_reg_entry *e, int n, uint64_t id, uint64_t 
 {
 	for (int i = 0; i < n; i++)
 		if (e[i].id == id && e[i].bytes == 8) {
-			*val = (uint64_t)get32(e[i].val) | (uint64_t)get32(e[i].val + 4) << 32;
+			*val = (uint64_t)le_get32(e[i].val) | (uint64_t)le_get32(e[i].val + 4) << 32;
 			return 0;
 		}
 	return -ENOENT;
@@ -39,11 +34,11 @@ int arm64_vcpu_section_check(const uint8_t *p, size_t len, uint32_t *mp, const u
 	uint32_t state;
 	int n;
 
-	if (len < ARM64_VCPU_SECTION_HDR || get32(p + 4)) {
+	if (len < ARM64_VCPU_SECTION_HDR || le_get32(p + 4)) {
 		snprintf(err, errlen, "vCPU section: no power state header");
 		return -EINVAL;
 	}
-	state = get32(p);
+	state = le_get32(p);
 	if (state != ARM64_MP_RUNNABLE && state != ARM64_MP_STOPPED &&
 	    state != ARM64_MP_SUSPENDED) {
 		snprintf(err, errlen, "vCPU section: power state %u is none KVM takes on arm64",
