@@ -122,7 +122,7 @@ for name in $(tests); do
 		continue
 	fi
 	start=$(date +%s)
-	tries=1 reasons=""
+	tries=1 reasons="" flakes=0
 	# The box froze (or panicked) while this test ran: a fresh box runs it
 	# again, and the table says so.
 	if [ -n "$running" ] && [ "$(cat "$running" 2>/dev/null)" = "$name" ]; then
@@ -142,8 +142,11 @@ for name in $(tests); do
 			leave_box "$why"
 		fi
 	fi
-	while why=$(box_flake "$rc" "/tmp/it-$name.log" "$stalls" "$oopses") && [ -n "$why" ] && [ $tries -le 2 ]; do
+	# At most two reruns for what box_flake names; a rerun in a fresh box
+	# after a freeze (above) is the box's and does not use them up.
+	while why=$(box_flake "$rc" "/tmp/it-$name.log" "$stalls" "$oopses") && [ -n "$why" ] && [ $flakes -lt 2 ]; do
 		retry_again "$reasons" "$why" || break
+		flakes=$((flakes + 1))
 		echo "RETRY $name: $why (status $rc); attempt $tries ended:"
 		reasons="${reasons:+$reasons; }$why"
 		sed 's/^/    | /' "/tmp/it-$name.log" | tail -12
